@@ -1,0 +1,57 @@
+# One command to serve, one to test; each sets up what it needs first.
+#   make serve   set up, build, serve the site with the live lab on http://127.0.0.1:8000
+#   make test    set up (venv, npm ci, headless Chromium), build, run every test
+#   make bench   print speed and memory figures
+# Setup is idempotent: stamps in .stamps/ skip work already done for the same
+# requirements / lock files.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+export NO_MKDOCS_2_WARNING := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup serve dev site test test-fast bench browser clean check-scenarios
+
+setup: $(STAMPS)/venv $(STAMPS)/node
+
+$(STAMPS)/venv: requirements.txt constraints.txt
+	@mkdir -p $(STAMPS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	@touch $@
+
+$(STAMPS)/node: package.json package-lock.json
+	@mkdir -p $(STAMPS)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+browser: $(STAMPS)/venv
+	@$(PY) tools/browser.py ensure
+
+site: setup
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+serve: site
+	$(PY) tools/serve.py --root site --port $(PORT)
+
+# Live-reloading authoring server (rebuilds on edits).
+dev: setup
+	$(VENV)/bin/mkdocs serve -a 127.0.0.1:$(PORT)
+
+test: setup browser
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Everything but the browser.
+test-fast: setup
+	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
+
+bench: setup browser
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf site $(STAMPS) .pytest_cache

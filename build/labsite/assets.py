@@ -1,0 +1,60 @@
+"""Runtime assets written into the built site: self-hosted Pyodide and the
+project's own Python packages (lab_core, lab_view) as one deterministic zip."""
+import hashlib
+import io
+import os
+import shutil
+import zipfile
+
+from .errors import BuildError
+from .paths import NODE_MODULES, PYTHON_PACKAGES, ROOT
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+PYODIDE_DIR = "assets/pyodide"
+PYZIP_DIR = "assets/lab"
+_FIXED_TIME = (2020, 1, 1, 0, 0, 0)
+
+
+def python_zip_bytes():
+    """The model and view packages as a zip with fixed timestamps and order, so
+    two builds of the same tree produce the same bytes (and the same name)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for package in PYTHON_PACKAGES:
+            base = ROOT / package
+            for path in sorted(base.rglob("*.py")):
+                info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), _FIXED_TIME)
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def python_zip_name(data):
+    return f"py.{hashlib.sha256(data).hexdigest()[:12]}.zip"
+
+
+def _copy_if_changed(source, target):
+    if target.exists() and target.stat().st_size == source.stat().st_size and target.stat().st_mtime >= source.stat().st_mtime:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
+def copy_pyodide(site_dir):
+    source_dir = NODE_MODULES / "pyodide"
+    for name in PYODIDE_FILES:
+        source = source_dir / name
+        if not source.exists():
+            raise BuildError(source, "Pyodide is not installed: run `npm ci` (or `make setup`) first")
+        _copy_if_changed(source, site_dir / PYODIDE_DIR / name)
+
+
+def write_python_zip(site_dir, data):
+    target = site_dir / PYZIP_DIR / python_zip_name(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob("py.*.zip"):
+        if stale != target:
+            os.remove(stale)
+    if not target.exists() or target.read_bytes() != data:
+        target.write_bytes(data)

@@ -1,0 +1,99 @@
+"""The site builds strictly, in both languages, with its runtime assets, and
+loads nothing from another origin."""
+import re
+
+import pytest
+
+from labsite.catalog import LANGUAGES, load_catalogs
+from labsite.errors import BuildError
+
+PAGES = ("index.html", "lab/index.html")
+
+
+def language_dir(site, lang):
+    return site if lang == "en" else site / lang
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_exists_in_both_languages(built_site, lang, page):
+    html = (language_dir(built_site, lang) / page).read_text(encoding="utf-8")
+    assert f'<html lang="{lang}"' in html
+
+
+def test_every_markdown_page_has_its_twin(repo_root):
+    docs = repo_root / "docs"
+    english = {p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if not p.name.endswith(".zh.md")}
+    chinese = {p.relative_to(docs).as_posix().replace(".zh.md", ".md") for p in docs.rglob("*.zh.md")}
+    assert english == chinese
+
+
+def test_lab_page_carries_the_precomputed_result(built_site):
+    from lab_view import Session
+    from labsite.labpage import RUNTIME_CATALOG_KEYS, default_inputs, load_lab_layout
+
+    layout = load_lab_layout()
+    for lang, catalog in load_catalogs().items():
+        kinds = {s["name"]: s["kind"] for s in layout["sliders"]}
+        config = {"catalog": {k: catalog[k] for k in RUNTIME_CATALOG_KEYS}, "kinds": kinds}
+        expected = Session(config).evaluate(default_inputs(layout))["view"]["meters"]["memory"]["text"]
+        html = (language_dir(built_site, lang) / "lab/index.html").read_text(encoding="utf-8")
+        assert expected in html, lang
+
+
+def test_pyodide_and_python_packages_are_shipped(built_site):
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+        assert (built_site / "assets/pyodide" / name).stat().st_size > 0
+    zips = list((built_site / "assets/lab").glob("py.*.zip"))
+    assert len(zips) == 1
+    html = (built_site / "lab/index.html").read_text(encoding="utf-8")
+    assert zips[0].name in html
+
+
+def test_pages_without_the_lab_do_not_load_pyodide(built_site):
+    for lang in LANGUAGES:
+        html = (language_dir(built_site, lang) / "index.html").read_text(encoding="utf-8")
+        assert "lab.js" not in html and "pyodide" not in html
+
+
+_EXTERNAL = re.compile(
+    r"""(?:<(?:script|img|iframe|source|audio|video|embed)\b[^>]*\bsrc=["']?(?P<src>[^"'\s>]+))"""
+    r"""|(?:<link\b[^>]*\bhref=["']?(?P<href>[^"'\s>]+))"""
+    r"""|(?:@import\s+(?:url\()?["']?(?P<imp>[^"')\s;]+))"""
+    r"""|(?:url\(\s*["']?(?P<url>[^"')\s]+))""",
+    re.IGNORECASE,
+)
+
+
+def _is_other_origin(url):
+    return bool(re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", url, re.IGNORECASE)) and not url.startswith("data:")
+
+
+def test_no_resource_is_loaded_from_another_origin(built_site):
+    offenders = []
+    for path in built_site.rglob("*"):
+        if path.suffix not in (".html", ".css", ".js", ".mjs"):
+            continue
+        if "assets/pyodide" in path.as_posix():
+            continue  # Pyodide's own loader only fetches from its indexURL, which is this site
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for match in _EXTERNAL.finditer(text):
+            url = next(v for v in match.groupdict().values() if v)
+            if path.suffix == ".html" and match.group("href") and "stylesheet" not in match.group(0) and "preload" not in match.group(0) and "modulepreload" not in match.group(0) and "icon" not in match.group(0):
+                continue  # plain <link rel=alternate/canonical> navigation, not a fetched resource
+            if _is_other_origin(url):
+                offenders.append(f"{path.relative_to(built_site)}: {url}")
+    assert not offenders, "\n".join(offenders[:20])
+
+
+def test_missing_translation_key_fails_naming_key_and_file(tmp_path):
+    (tmp_path / "en.yaml").write_text("a:\n  b: one\n  c: two\n", encoding="utf-8")
+    (tmp_path / "zh.yaml").write_text("a:\n  b: 一\n", encoding="utf-8")
+    with pytest.raises(BuildError) as info:
+        load_catalogs(tmp_path)
+    assert "zh.yaml" in str(info.value) and "a.c" in str(info.value)
+
+
+def test_the_shipped_catalogs_have_identical_keys():
+    catalogs = load_catalogs()
+    assert set(catalogs) == set(LANGUAGES)

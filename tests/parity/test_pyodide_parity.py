@@ -1,0 +1,55 @@
+"""lab_core and lab_view give byte-identical JSON in CPython and in Pyodide."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from labsite import assets
+from labsite.catalog import load_catalogs
+from labsite.labpage import RUNTIME_CATALOG_KEYS, load_lab_layout
+
+import driver
+
+HERE = Path(__file__).parent
+pytestmark = pytest.mark.node
+
+
+def parity_cases():
+    cases = []
+    for params in (125e6, 1.3e9, 7.5e9, 13e9, 70e9, 175e9, 405e9, 1e12, 2e12):
+        for gpus in (1, 8, 64, 1024, 16384, 32768):
+            cases.append({"fn": "lab_core.compute", "args": [{"params": params, "gpus": gpus}]})
+    cases.append({"fn": "lab_core.compute", "args": [{"params": 1, "gpus": 8}]})
+    cases.append({"fn": "lab_core.compute", "args": [{"params": 1e9, "gpus": 3.5}]})
+    layout = load_lab_layout()
+    kinds = {s["name"]: s["kind"] for s in layout["sliders"]}
+    for lang, catalog in load_catalogs().items():
+        config = {"catalog": {k: catalog[k] for k in RUNTIME_CATALOG_KEYS}, "kinds": kinds}
+        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}})
+        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"params": "1.3B"}})
+        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"params": "lots"}})
+        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"gpus": "100000"}})
+    return cases
+
+
+def test_cpython_and_pyodide_agree(tmp_path, repo_root):
+    node = shutil.which("node")
+    assert node, "node is required for the parity test"
+    zip_path = tmp_path / "py.zip"
+    zip_path.write_bytes(assets.python_zip_bytes())
+    cases = parity_cases()
+    cases_path = tmp_path / "cases.json"
+    cases_path.write_text(json.dumps(cases), encoding="utf-8")
+    result = subprocess.run(
+        [node, str(HERE / "run_pyodide.mjs"), str(zip_path), str(HERE / "driver.py"), str(cases_path)],
+        cwd=repo_root, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    pyodide_out = json.loads(result.stdout)
+    cpython_out = json.loads(driver.run(json.dumps(cases)))
+    assert len(pyodide_out) == len(cases)
+    for case, ours, theirs in zip(cases, cpython_out, pyodide_out):
+        assert ours == theirs, case
+    assert result.stdout == driver.run(json.dumps(cases))

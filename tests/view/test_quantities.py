@@ -1,0 +1,38 @@
+"""What readers type and what the lab prints."""
+import pytest
+from hypothesis import given, strategies as st
+
+from lab_view import QuantityError, format_quantity, parse_quantity
+from lab_view.quantities import format_scaled
+
+UNITS = {"params": "{n}", "count": "{n}", "tokens": "{n}", "bytes_gb": "{n} GB", "plain": "{n}"}
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("1.3B", 1_300_000_000), ("1.3e9", 1_300_000_000), ("175 B", 175_000_000_000), ("1_000", 1000),
+     ("1,024", 1024), ("8K", 8000), ("4M", 4_000_000), ("2T", 2_000_000_000_000), ("0.5", 0.5), ("  64 ", 64)],
+)
+def test_parse_accepts_what_engineers_write(text, value):
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1.3X", "1..3", "--5", "1e", "nan", "inf", "B"])
+def test_parse_rejects_the_rest_and_keeps_the_text(text):
+    with pytest.raises(QuantityError) as info:
+        parse_quantity(text)
+    assert info.value.text == text
+
+
+@pytest.mark.parametrize(
+    "value, kind, text",
+    [(1.3e9, "params", "1.3B"), (175e9, "params", "175B"), (1024, "count", "1,024"), (20.8e9, "bytes_gb", "20.8 GB"),
+     (80e9, "bytes_gb", "80 GB"), (125e6, "params", "125M"), (2e12, "params", "2T")],
+)
+def test_format(value, kind, text):
+    assert format_quantity(value, kind, UNITS) == text
+
+
+@given(st.floats(min_value=1e3, max_value=1e15))
+def test_scaled_format_round_trips_to_three_significant_figures(value):
+    assert parse_quantity(format_scaled(value)) == pytest.approx(value, rel=5e-3)
