@@ -50,11 +50,17 @@ def copy_pyodide(site_dir):
         _copy_if_changed(source, site_dir / PYODIDE_DIR / name)
 
 
+_written_this_process = set()
+
+
 def write_python_zip(site_dir, data):
+    """Write the zip; remove zips of earlier builds (not ones this process
+    wrote: a page rendered moments ago may still point at one)."""
     target = site_dir / PYZIP_DIR / python_zip_name(data)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _written_this_process.add(target)
     for stale in target.parent.glob("py.*.zip"):
-        if stale != target:
+        if stale not in _written_this_process:
             os.remove(stale)
     if not target.exists() or target.read_bytes() != data:
         target.write_bytes(data)

@@ -1,8 +1,9 @@
-"""Per-language text catalogs (content/i18n/<lang>.yaml).
+"""Per-language text catalogs: ``content/i18n/<lang>/<part>.yaml``.
 
-Every language must have exactly the same keys: a key missing in one language
-fails the build naming the key and the file, so a page can never silently show
-English on the Chinese site.
+Each language has the same files with the same keys; the files of one
+language are merged into one tree (a top-level key may live in one file
+only). A key or file missing in one language fails the build naming the key
+and the file, so a page can never silently show English on the Chinese site.
 """
 import yaml
 
@@ -23,27 +24,46 @@ def _flatten(tree, prefix=""):
     return keys
 
 
+def _load_file(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except yaml.YAMLError as err:
+        raise BuildError(path, f"YAML error: {err}") from None
+    if not isinstance(data, dict):
+        raise BuildError(path, "a catalog file must be a mapping of keys to texts")
+    return data
+
+
+def _load_language(directory, lang):
+    folder = directory / lang
+    if not folder.is_dir():
+        raise BuildError(folder, "catalog folder is missing")
+    tree, owner = {}, {}
+    for path in sorted(folder.glob("*.yaml")):
+        for key, value in _load_file(path).items():
+            if key in tree:
+                raise BuildError(path, f"top-level key {key!r} is already defined in {owner[key].name}")
+            tree[key], owner[key] = value, path
+    return tree, owner
+
+
 def load_catalogs(directory=CATALOGS, languages=LANGUAGES):
     """Load and cross-check the catalogs; return ``{lang: nested dict}``."""
-    catalogs = {}
+    catalogs, owners = {}, {}
     for lang in languages:
-        path = directory / f"{lang}.yaml"
-        try:
-            with open(path, encoding="utf-8") as handle:
-                catalogs[lang] = yaml.safe_load(handle) or {}
-        except FileNotFoundError:
-            raise BuildError(path, "catalog file is missing") from None
-        except yaml.YAMLError as err:
-            raise BuildError(path, f"YAML error: {err}") from None
+        catalogs[lang], owners[lang] = _load_language(directory, lang)
     flat = {lang: _flatten(tree) for lang, tree in catalogs.items()}
-    reference = languages[0]
     for lang in languages:
+        files = {p.name for p in (directory / lang).glob("*.yaml")}
         for other in languages:
+            for name in sorted({p.name for p in (directory / other).glob("*.yaml")} - files):
+                raise BuildError(directory / lang / name, f"file is missing (it exists for {other})")
             missing = sorted(set(flat[other]) - set(flat[lang]))
             if missing:
-                raise BuildError(directory / f"{lang}.yaml", f"missing translation key(s) present in {other}.yaml: {', '.join(missing)}")
+                where = owners[other][missing[0].split(".")[0]].name
+                raise BuildError(directory / lang / where, f"missing translation key(s) present in {other}/{where}: {', '.join(missing)}")
         empty = sorted(key for key, value in flat[lang].items() if value in (None, ""))
         if empty:
-            raise BuildError(directory / f"{lang}.yaml", f"empty translation for key(s): {', '.join(empty)}")
-    del reference
+            raise BuildError(directory / lang, f"empty translation for key(s): {', '.join(empty)}")
     return catalogs

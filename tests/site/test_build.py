@@ -87,11 +87,23 @@ def test_no_resource_is_loaded_from_another_origin(built_site):
 
 
 def test_missing_translation_key_fails_naming_key_and_file(tmp_path):
-    (tmp_path / "en.yaml").write_text("a:\n  b: one\n  c: two\n", encoding="utf-8")
-    (tmp_path / "zh.yaml").write_text("a:\n  b: 一\n", encoding="utf-8")
+    for lang in ("en", "zh"):
+        (tmp_path / lang).mkdir()
+    (tmp_path / "en" / "page.yaml").write_text("a:\n  b: one\n  c: two\n", encoding="utf-8")
+    (tmp_path / "zh" / "page.yaml").write_text("a:\n  b: 一\n", encoding="utf-8")
     with pytest.raises(BuildError) as info:
         load_catalogs(tmp_path)
-    assert "zh.yaml" in str(info.value) and "a.c" in str(info.value)
+    assert "zh/page.yaml" in str(info.value) and "a.c" in str(info.value)
+
+
+def test_missing_catalog_file_fails_naming_it(tmp_path):
+    for lang in ("en", "zh"):
+        (tmp_path / lang).mkdir()
+        (tmp_path / lang / "site.yaml").write_text("x: y\n", encoding="utf-8")
+    (tmp_path / "en" / "extra.yaml").write_text("z: w\n", encoding="utf-8")
+    with pytest.raises(BuildError) as info:
+        load_catalogs(tmp_path)
+    assert "zh/extra.yaml" in str(info.value)
 
 
 def test_the_shipped_catalogs_have_identical_keys():

@@ -1,24 +1,14 @@
 // The lab page's controller: sliders and typed inputs in, worker results out.
 // It never formats a number: labels for slider stops come precomputed from the
 // build, everything else comes from the worker's view (lab_view in Pyodide).
-const BOOT_TIMEOUT_MS = 60000;
+import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab");
 const config = JSON.parse(document.getElementById("lab-config").textContent);
 const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
 
-const state = {
-  inputs: { ...config.initial.inputs },
-  typed: {},
-  seq: 0,
-  sentSeq: 0,
-  appliedSeq: 0,
-  busy: false,
-  pending: null,
-  worker: null,
-  ready: false,
-};
+const state = { inputs: { ...config.initial.inputs }, typed: {} };
 
 function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (match, key) => (key in values ? values[key] : match));
@@ -72,27 +62,7 @@ function clearErrors() {
   showError(null, "");
 }
 
-// Coalescing: at most one request in flight; while busy, only the newest state waits.
-function request() {
-  state.seq += 1;
-  const message = { seq: state.seq, request: JSON.stringify({ inputs: state.inputs, typed: state.typed }) };
-  if (!state.ready || state.busy) {
-    state.pending = message;
-    return;
-  }
-  send(message);
-}
-
-function send(message) {
-  state.busy = true;
-  state.pending = null;
-  state.sentSeq = message.seq;
-  state.worker.postMessage({ type: "evaluate", ...message });
-}
-
-function onResult(seq, response) {
-  const result = JSON.parse(response);
-  state.busy = false;
+function onResult(seq, result) {
   state.typed = {};
   if (result.ok) {
     state.inputs = result.inputs;
@@ -102,9 +72,11 @@ function onResult(seq, response) {
   } else {
     showError(result.error.field, result.error.text);
   }
-  state.appliedSeq = seq;
   root.dataset.appliedSeq = String(seq);
-  if (state.pending) send(state.pending);
+}
+
+function request() {
+  runtime.request({ inputs: state.inputs, typed: state.typed });
 }
 
 function syncSliders() {
@@ -145,52 +117,22 @@ function wireInputs() {
   }
 }
 
-function startWorker() {
-  if (location.protocol === "file:") {
+function onStatus(kind, detail) {
+  if (kind === "live") {
+    root.dataset.bootMs = String(Math.round(detail.bootMs));
+    setStatus("live", catalog.lab.status_live);
+  } else if (kind === "unavailable") {
     setStatus("unavailable", catalog.lab.status_file);
-    return;
+  } else {
+    setStatus("failed", fill(catalog.lab.status_failed, { reason: detail.reason }));
   }
-  const base = new URL(config.root, location.href);
-  let worker;
-  try {
-    worker = new Worker(new URL("assets/lab/worker.js", base), { type: "module" });
-  } catch (error) {
-    setStatus("failed", fill(catalog.lab.status_failed, { reason: String(error.message || error) }));
-    return;
-  }
-  state.worker = worker;
-  const timer = setTimeout(() => {
-    if (!state.ready) {
-      worker.terminate();
-      setStatus("failed", fill(catalog.lab.status_failed, { reason: "timeout" }));
-    }
-  }, BOOT_TIMEOUT_MS);
-  worker.onmessage = ({ data }) => {
-    if (data.type === "ready") {
-      clearTimeout(timer);
-      state.ready = true;
-      root.dataset.bootMs = String(Math.round(data.bootMs));
-      setStatus("live", catalog.lab.status_live);
-      if (state.pending) send(state.pending);
-    } else if (data.type === "result") {
-      onResult(data.seq, data.response);
-    } else if (data.type === "fatal") {
-      clearTimeout(timer);
-      state.ready = false;
-      setStatus("failed", fill(catalog.lab.status_failed, { reason: data.reason }));
-    }
-  };
-  worker.onerror = (event) => {
-    clearTimeout(timer);
-    setStatus("failed", fill(catalog.lab.status_failed, { reason: event.message || "worker error" }));
-  };
-  worker.postMessage({
-    type: "init",
-    indexURL: new URL("assets/pyodide/", base).href,
-    pyzipURL: new URL(config.pyzip, location.href).href,
-    sessionConfig: JSON.stringify(config.session),
-  });
 }
 
+const runtime = createLabRuntime({
+  root: config.root,
+  pyzip: config.pyzip,
+  sessionConfig: config.session,
+  onStatus,
+  onResult,
+});
 wireInputs();
-startWorker();
