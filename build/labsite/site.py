@@ -5,17 +5,19 @@ from pathlib import Path
 
 import jinja2
 
-from . import assets
+from . import assets, pages
 from .catalog import load_catalogs
 from .jsonutil import script_json
 from .labpage import lab_page_data, load_lab_layout
 from .paths import TEMPLATES
+from .slots import SlotContext, renderer, slot_renderer
 
 _state = {}
 _SLOT = "<!-- lab:slot:{name} -->"
 
 
 def configure(config):
+    pages.load_all()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=jinja2.select_autoescape(["html"], default_for_string=False),
@@ -70,14 +72,21 @@ def render_markdown(markdown, page, config):
         raise jinja2.UndefinedError(f"{page.file.src_uri}: {err}") from None
 
 
+@slot_renderer("lab")
+def _render_lab(ctx):
+    pyzip_url = f"{ctx.root}{assets.PYZIP_DIR}/{ctx.state['pyzip_name']}"
+    data = lab_page_data(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.root, pyzip_url)
+    return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)
+
+
 def _render_slot(name, page):
+    render = renderer(name)
+    if render is None:
+        raise KeyError(f"{page.file.src_uri}: unknown slot {name!r}")
     lang = page_language(page)
-    root = root_of(page)
-    catalog = _state["catalogs"][lang]
-    if name == "lab":
-        data = lab_page_data(_state["layout"], catalog, lang, root, f"{root}{assets.PYZIP_DIR}/{_state['pyzip_name']}")
-        return _state["env"].get_template("lab.html").render(t=catalog, root=root, **data)
-    raise KeyError(f"{page.file.src_uri}: unknown slot {name!r}")
+    ctx = SlotContext(page=page, lang=lang, root=root_of(page), catalog=_state["catalogs"][lang],
+                      catalogs=_state["catalogs"], env=_state["env"], state=_state)
+    return render(ctx)
 
 
 def fill_slots(html, page):
