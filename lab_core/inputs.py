@@ -3,8 +3,17 @@
 One table, read by the model (validation), the build (slider markup, docs)
 and the page (through the JSON the build exports). Ranges follow the slider
 table of DESIGN.md; defaults are the teaching defaults named in the docs.
+
+``minimum``/``maximum`` are the slider range; ``limit_min``/``limit_max`` (in
+to_dict) are what validation accepts, wider for a few inputs.
+``kind`` is ``number`` (the default), ``choice`` (one of ``choices``) or
+``bool``. A number spec with ``derive_if_zero`` accepts 0 or None, meaning
+"derive it from ``params``" (see shape.py).
 """
 from dataclasses import dataclass
+
+from .calibration import GPU_FAILURES_PER_HOUR
+from .hardware import DEFAULT_GPU, GPU_PRESETS
 
 
 @dataclass(frozen=True)
@@ -17,6 +26,20 @@ class InputSpec:
     log_scale: bool = True
     integer: bool = False
     slider: bool = True
+    kind: str = "number"
+    choices: tuple = ()
+    derive_if_zero: bool = False
+    # Hard validation limits when wider than the slider range (None = slider range).
+    limit_min: float = None
+    limit_max: float = None
+
+    @property
+    def lowest(self):
+        return self.minimum if self.limit_min is None else self.limit_min
+
+    @property
+    def highest(self):
+        return self.maximum if self.limit_max is None else self.limit_max
 
     def to_dict(self):
         return {
@@ -28,12 +51,48 @@ class InputSpec:
             "log": self.log_scale,
             "integer": self.integer,
             "slider": self.slider,
+            "kind": self.kind,
+            "choices": list(self.choices),
+            "derive_if_zero": self.derive_if_zero,
+            "limit_min": self.lowest,
+            "limit_max": self.highest,
         }
 
 
+def _advanced(name, unit, minimum, maximum, default, log_scale=False, integer=False, derive=False):
+    return InputSpec(name, unit, minimum, maximum, default, log_scale, integer,
+                     slider=False, derive_if_zero=derive)
+
+
 INPUT_SPECS = (
+    # The six sliders (DESIGN.md table).
     InputSpec("params", "parameters", 125e6, 2e12, 1.3e9),
     InputSpec("gpus", "GPUs", 1, 32768, 8, integer=True),
+    # Published small-batch runs (arXiv:2205.05198 Table 3: 4 x 2048 tokens)
+    # are below the slider's floor: the model accepts down to one sequence.
+    InputSpec("global_batch_tokens", "tokens per optimizer step", 65536, 64e6, 1048576, integer=True,
+              limit_min=512, limit_max=1e9),
+    InputSpec("seq_len", "tokens", 512, 131072, 2048, integer=True),
+    InputSpec("inter_node_gbps", "Gb/s per GPU (inter-node fabric)", 25, 3200, 200),
+    InputSpec("checkpoint_interval_min", "minutes", 1, 1440, 60),
+    # Advanced inputs.
+    InputSpec("gpu", "preset id", None, None, DEFAULT_GPU, log_scale=False, slider=False,
+              kind="choice", choices=tuple(sorted(GPU_PRESETS))),
+    _advanced("gpus_per_node", "GPUs per node", 1, 72, 8, integer=True),
+    _advanced("layers", "transformer layers (0 = derive)", 1, 1024, 0, integer=True, derive=True),
+    _advanced("hidden", "hidden size (0 = derive)", 64, 131072, 0, integer=True, derive=True),
+    _advanced("heads", "attention heads (0 = derive)", 1, 1024, 0, integer=True, derive=True),
+    _advanced("ffn_hidden", "MLP inner size (0 = 4 x hidden)", 64, 524288, 0, integer=True, derive=True),
+    _advanced("vocab", "vocabulary size (0 = 51200)", 256, 1048576, 0, integer=True, derive=True),
+    InputSpec("state_bytes_per_param", "bytes per parameter", 16, 18, 16, log_scale=False,
+              integer=True, slider=False, kind="choice", choices=(16, 18)),
+    _advanced("training_tokens", "tokens", 1e6, 1e15, 300e9, log_scale=True),
+    _advanced("gpu_failures_per_hour", "interruptions per GPU-hour", 0, 1e-2, GPU_FAILURES_PER_HOUR),
+    _advanced("restart_min", "minutes", 0, 1440, 10),
+    _advanced("checkpoint_storage_gbps", "GB/s aggregate write (1e9 B/s)", 0.1, 100000, 100, log_scale=True),
+    _advanced("storage_read_gbps", "GB/s aggregate read (1e9 B/s)", 0.1, 100000, 100, log_scale=True),
+    _advanced("loader_tokens_per_s_per_node", "tokens/s per node", 1e3, 1e10, 5e6, log_scale=True),
+    InputSpec("flash_attention", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

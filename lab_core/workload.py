@@ -1,39 +1,107 @@
-"""The reader's workload: what is trained, on how many GPUs."""
+"""The reader's workload: what is trained, on what, for how long.
+
+Every field is checked against inputs.INPUT_SPECS; the model shape is derived
+once here (shape.py) so evaluate() can reuse it for every parallelism.
+"""
 import math
 from dataclasses import dataclass, fields
 
 from .errors import LabInputError
+from .hardware import GPU_PRESETS
 from .inputs import SPEC_BY_NAME
+from .shape import derive_shape
 
 
-def _check_number(name, value):
+def _allowed(spec):
+    if spec.kind == "choice":
+        return ", ".join(str(c) for c in spec.choices)
+    if spec.kind == "bool":
+        return "true or false"
+    text = f"{spec.lowest:g} … {spec.highest:g} {spec.unit}"
+    if spec.derive_if_zero:
+        text += " (or 0 / null to derive)"
+    return text
+
+
+def _check(name, value):
     spec = SPEC_BY_NAME[name]
-    allowed = f"{spec.minimum:g} … {spec.maximum:g} {spec.unit}"
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise LabInputError(name, value, _allowed(spec), "not_a_bool")
+        return value
+    if spec.kind == "choice" and isinstance(spec.default, str):
+        if not isinstance(value, str) or value not in spec.choices:
+            raise LabInputError(name, value, _allowed(spec), "unknown_choice")
+        return value
+    if spec.derive_if_zero and (value is None or (value == 0 and not isinstance(value, bool))):
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LabInputError(name, value, allowed, "not_a_number")
+        raise LabInputError(name, value, _allowed(spec), "not_a_number")
     if not math.isfinite(value):
-        raise LabInputError(name, value, allowed, "not_a_number")
+        raise LabInputError(name, value, _allowed(spec), "not_a_number")
     if spec.integer and value != int(value):
-        raise LabInputError(name, value, allowed, "not_an_integer")
-    if not spec.minimum <= value <= spec.maximum:
-        raise LabInputError(name, value, allowed, "out_of_range")
+        raise LabInputError(name, value, _allowed(spec), "not_an_integer")
+    if spec.kind == "choice":
+        if value not in spec.choices:
+            raise LabInputError(name, value, _allowed(spec), "unknown_choice")
+    elif not spec.lowest <= value <= spec.highest:
+        raise LabInputError(name, value, _allowed(spec), "out_of_range")
     return int(value) if spec.integer else float(value)
+
+
+def _default(name):
+    value = SPEC_BY_NAME[name].default
+    if SPEC_BY_NAME[name].derive_if_zero and value == 0:
+        return None
+    return value
 
 
 @dataclass(frozen=True)
 class Workload:
-    params: float = SPEC_BY_NAME["params"].default
-    gpus: int = int(SPEC_BY_NAME["gpus"].default)
-    gpu_memory_bytes: float = 80e9
-    state_bytes_per_param: int = 16
+    """All inputs, in SI-ish units named by INPUT_SPECS (see inputs.py)."""
+
+    params: float = _default("params")
+    gpus: int = _default("gpus")
+    global_batch_tokens: int = _default("global_batch_tokens")
+    seq_len: int = _default("seq_len")
+    inter_node_gbps: float = _default("inter_node_gbps")
+    checkpoint_interval_min: float = _default("checkpoint_interval_min")
+    gpu: str = _default("gpu")
+    gpus_per_node: int = _default("gpus_per_node")
+    layers: int = None
+    hidden: int = None
+    heads: int = None
+    ffn_hidden: int = None
+    vocab: int = None
+    state_bytes_per_param: int = _default("state_bytes_per_param")
+    training_tokens: float = _default("training_tokens")
+    gpu_failures_per_hour: float = _default("gpu_failures_per_hour")
+    restart_min: float = _default("restart_min")
+    checkpoint_storage_gbps: float = _default("checkpoint_storage_gbps")
+    storage_read_gbps: float = _default("storage_read_gbps")
+    loader_tokens_per_s_per_node: float = _default("loader_tokens_per_s_per_node")
+    flash_attention: bool = _default("flash_attention")
 
     def __post_init__(self):
-        for name in ("params", "gpus"):
-            object.__setattr__(self, name, _check_number(name, getattr(self, name)))
+        for f in fields(self):
+            object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
+        shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
+                             self.heads, self.ffn_hidden, self.vocab)
+        # Derived once, reused by every evaluate() call (not dataclass fields).
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
+        object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
+        object.__setattr__(self, "_context_cache", {})
+
+    @property
+    def gpu_memory_bytes(self):
+        return self.device.memory_bytes
 
     @classmethod
     def from_dict(cls, data):
-        known = {f.name for f in fields(cls)}
+        if not isinstance(data, dict):
+            raise LabInputError("workload", data, "an object of named inputs", "not_an_object")
+        known = [f.name for f in fields(cls)]
         for key in data:
             if key not in known:
                 raise LabInputError(key, data[key], ", ".join(sorted(known)), "unknown_field")

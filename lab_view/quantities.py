@@ -61,14 +61,62 @@ def format_scaled(value, digits=3):
     return _significant(value, digits)
 
 
+def _duration(value):
+    """Seconds → (kind, amount) in the largest unit that keeps the number >= 1."""
+    for kind, scale in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if value >= scale:
+            return kind, value / scale
+    if value >= 1.0:
+        return "seconds", value
+    return "milliseconds", value * 1e3
+
+
+def _bytes(value):
+    for kind, scale in (("bytes_tb", 1e12), ("bytes_gb", 1e9), ("bytes_mb", 1e6)):
+        if value >= scale:
+            return kind, value / scale
+    return "bytes_kb", value / 1e3
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_scientific(value, digits=3):
+    """``1.973e-05`` → ``"1.97 × 10⁻⁵"``."""
+    if value == 0:
+        return "0"
+    exponent = int(math.floor(math.log10(abs(value))))
+    mantissa = _significant(value / 10.0**exponent, digits)
+    if mantissa == "10":
+        mantissa, exponent = "1", exponent + 1
+    return f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
 def format_quantity(value, kind, units):
-    """Format ``value`` of a slider ``kind``; ``units`` maps kind → pattern with ``{n}``."""
+    """Format ``value`` of a ``kind``; ``units`` maps unit kinds to patterns with ``{n}``.
+
+    Kinds: ``count`` (1,024), ``params``/``tokens`` (1.3B), ``bytes`` (auto GB/TB;
+    decimal units, 1 GB = 1e9 bytes), ``bytes_gb``, ``duration`` (seconds in,
+    auto unit out), ``days``/``hours``/``minutes``/``seconds``, ``percent``
+    (a ratio in, ``%`` out), ``flops`` (FLOP/s in, TFLOP/s out), ``gbps``,
+    ``per_day``, ``plain``.
+    """
     if kind == "count":
-        number = _grouped(value)
-    elif kind in ("params", "tokens"):
-        number = format_scaled(value)
-    elif kind == "bytes_gb":
-        number = _significant(value / 1e9, 3) if value >= 1e8 else _significant(value / 1e9, 2)
-    else:
-        number = _significant(value, 3) if value < 1000 else _grouped(value)
+        return units["count"].format(n=_grouped(value))
+    if kind in ("params", "tokens"):
+        return units[kind].format(n=format_scaled(value))
+    if kind == "bytes":
+        kind, value = _bytes(value)
+        return units[kind].format(n=_significant(value, 3))
+    if kind == "bytes_gb":
+        return units[kind].format(n=_significant(value / 1e9, 3))
+    if kind == "duration":
+        kind, value = _duration(value)
+    if kind == "percent":
+        return units["percent"].format(n=_significant(value * 100.0, 3) if value * 100.0 >= 0.1 else "0")
+    if kind == "sci":
+        return units["plain"].format(n=format_scientific(value))
+    if kind == "flops":
+        return units["flops"].format(n=_significant(value / 1e12, 3))
+    number = _significant(value, 3) if abs(value) < 1000 else _grouped(value)
     return units[kind].format(n=number)

@@ -45,10 +45,12 @@ def allowed_range(name, catalog, kinds):
     spec = SPEC_BY_NAME.get(name)
     if spec is None:
         return ""
+    if spec.kind != "number":
+        return ", ".join(str(choice) for choice in spec.choices) if spec.choices else ""
     kind = kinds.get(name, "plain")
     return catalog["range"].format(
-        low=format_quantity(spec.minimum, kind, catalog["units"]),
-        high=format_quantity(spec.maximum, kind, catalog["units"]),
+        low=format_quantity(spec.lowest, kind, catalog["units"]),
+        high=format_quantity(spec.highest, kind, catalog["units"]),
     )
 
 

@@ -1,0 +1,115 @@
+"""Worked examples for the rules page: every number comes from lab_core.
+
+Each function returns ``{placeholder: (value, kind)}``; the rules page formats
+the values per language with lab_view.format_quantity and fills the rule's
+``example_text``. Inputs are written once here and shown through the same
+formatting, so no number on the page is typed by hand in prose.
+"""
+import lab_core
+from lab_core import activations, comms, failures, flops, memory, pipeline
+from lab_core.calibration import GPU_FAILURES_PER_HOUR, INTER_NODE_EFFICIENCY
+
+GPT3 = dict(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=1536 * 2048,
+            layers=96, hidden=12288, heads=96, vocab=51200, gpu="a100_80gb")
+GPT3_LAYOUT = dict(tp=8, pp=8, dp=16, zero=0, recompute="full", sequence_parallel=False, micro_batch=1)
+
+
+def tensor_parallel():
+    workload = lab_core.Workload(**GPT3)
+    report = lab_core.evaluate(workload, lab_core.Parallelism(**GPT3_LAYOUT))
+    result = report.to_dict()
+    return {
+        "weights_total": (2.0 * workload.params, "bytes"),
+        "device": (result["memory"]["device_bytes"], "bytes"),
+        "tp": (GPT3_LAYOUT["tp"], "count"),
+        "pp": (GPT3_LAYOUT["pp"], "count"),
+        "weights_per_gpu": (result["memory"]["weights_bytes"], "bytes"),
+        "tp_comm": (result["time"]["tp_comm_s"] / result["time"]["step_s"], "percent"),
+        "step": (result["time"]["step_s"], "duration"),
+    }
+
+
+def zero():
+    params, dp = 7.5e9, 64
+    values = {f"stage{stage}": (memory.model_state_bytes_per_gpu(params, 16, dp, stage), "bytes") for stage in range(4)}
+    return values
+
+
+def pipeline_example():
+    stages, micro, chunks = 8, 32, 4
+    return {
+        "stages": (stages, "count"),
+        "micro": (micro, "count"),
+        "chunks": (chunks, "count"),
+        "gpipe": (pipeline.gpipe_bubble_share(stages, micro), "percent"),
+        "bubble": (pipeline.bubble_fraction(stages, micro), "percent"),
+        "interleaved": (pipeline.bubble_fraction(stages, micro, chunks), "percent"),
+    }
+
+
+def three_d():
+    gpus, achieved, tokens, params = 1024, 140e12, 300e9, 175e9
+    return {
+        "gpus": (gpus, "count"),
+        "achieved": (achieved, "flops"),
+        "days": (flops.training_time_eq4(tokens, params, gpus, achieved) / 86400.0, "days"),
+    }
+
+
+def recompute():
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    return {
+        "none": (activations.per_layer_bytes(s, b, h, a, t), "bytes"),
+        "sp": (activations.per_layer_bytes(s, b, h, a, t, sequence_parallel=True), "bytes"),
+        "selective": (activations.per_layer_bytes(s, b, h, a, t, sequence_parallel=True, recompute="selective"), "bytes"),
+        "full": (activations.per_layer_bytes(s, b, h, a, t, recompute="full"), "bytes"),
+    }
+
+
+def checkpoint_interval():
+    delta, mtti = 60.0, 3 * 3600.0
+    return {
+        "delta": (delta, "duration"),
+        "mtti": (mtti, "duration"),
+        "young": (failures.young_interval(delta, mtti), "duration"),
+        "daly": (failures.daly_interval(delta, mtti), "duration"),
+    }
+
+
+def failures_example():
+    big, small = 16384, 1024
+    per_hour_big = failures.interruptions_per_hour(big, GPU_FAILURES_PER_HOUR)
+    per_hour_small = failures.interruptions_per_hour(small, GPU_FAILURES_PER_HOUR)
+    return {
+        "big": (big, "count"),
+        "small": (small, "count"),
+        "per_day_big": (24.0 * per_hour_big, "plain"),
+        "per_day_small": (24.0 * per_hour_small, "plain"),
+        "mtti_big": (3600.0 / per_hour_big, "duration"),
+        "mtti_small": (3600.0 / per_hour_small, "duration"),
+    }
+
+
+def data_parallel():
+    params, gpus, gbps = 1.3e9, 64, 200.0
+    grads = 2.0 * params
+    per_gpu_bytes_per_s = gbps * 1e9 / 8.0 * INTER_NODE_EFFICIENCY
+    return {
+        "grads": (grads, "bytes"),
+        "gpus": (gpus, "count"),
+        "volume": (2.0 * (gpus - 1) / gpus * grads, "bytes"),
+        "gbps": (gbps, "gbps"),
+        "time": (comms.ring_time(grads, gpus, per_gpu_bytes_per_s), "duration"),
+    }
+
+
+EXAMPLES = {
+    "tensor_parallel": tensor_parallel,
+    "zero": zero,
+    "pipeline": pipeline_example,
+    "three_d": three_d,
+    "recompute": recompute,
+    "checkpoint_interval": checkpoint_interval,
+    "failures": failures_example,
+    "data_parallel": data_parallel,
+}

@@ -1,0 +1,72 @@
+"""Activation memory per GPU: Korthikanti et al. arXiv:2205.05198.
+
+Bytes of 16-bit activations (1-byte dropout masks) one transformer layer keeps
+for its backward pass, and what the first pipeline stage (the most loaded GPU
+under 1F1B) holds in total.
+"""
+
+
+def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
+                    flash_attention=False, ffn_hidden=None):
+    """Activation bytes of one layer for one micro-batch on one GPU.
+
+    Source: arXiv:2205.05198 Table 2 (Eq 1, 2, 4, 6 and Sec 5):
+      no parallelism         s b h (34 + 5 a s / h)
+      tensor parallel        s b h (10 + 24/t + 5 a s / (h t))
+      TP + sequence parallel s b h / t (34 + 5 a s / h)
+      TP + selective         s b h (10 + 24/t)
+      TP + SP + selective    34 s b h / t
+      full recompute         2 s b h (the layer input only)
+    The 5as/h term (attention scores, softmax, its dropout mask) is dropped by
+    selective recompute and by flash attention (arXiv:2205.14135 keeps no
+    s x s matrix). With sequence parallelism, full recompute stores the
+    sequence-sharded input, 2 s b h / t (Table 2's note; what Megatron-LM does).
+    The 34 = 10 replicated + 24 sharded units assume ffn_hidden = 4h; for another
+    MLP size f the sharded part is 8 + 4 f / h (two f-wide MLP tensors).
+    """
+    sbh = float(s) * b * h
+    if recompute == "full":
+        return 2.0 * sbh / t if sequence_parallel else 2.0 * sbh
+    sharded = 24.0 if ffn_hidden is None else 8.0 + 4.0 * ffn_hidden / h
+    scores = 0.0 if (flash_attention or recompute == "selective") else 5.0 * a * s / h
+    if sequence_parallel:
+        return sbh / t * (10.0 + sharded + scores)
+    return sbh * (10.0 + sharded / t + scores / t)
+
+
+def interleave_multiplier(p, v):
+    """Extra in-flight activations of the interleaved 1F1B schedule.
+
+    Source: arXiv:2205.05198 Sec 4.2.3: the first stage holds
+    (1 + (p - 1) / (p m)) times the non-interleaved amount, m = model chunks
+    per device (called v here, as in arXiv:2104.04473 Sec 2.2.2).
+    """
+    if v <= 1 or p <= 1:
+        return 1.0
+    return 1.0 + (p - 1.0) / (p * v)
+
+
+def first_stage_bytes(per_layer, layers, p, micro_batches, v=1):
+    """Activations of the first pipeline stage under 1F1B (PipeDream-Flush).
+
+    Source: arXiv:2205.05198 Sec 4.2.3 Eq 5: the first stage keeps p in-flight
+    micro-batches of L/p layers, i.e. L layers' worth regardless of p (fewer
+    when the step has fewer than p micro-batches), times the interleaving
+    multiplier.
+    """
+    in_flight = min(p, micro_batches)
+    return per_layer * (layers / p) * in_flight * interleave_multiplier(p, v)
+
+
+def extra_bytes(s, b, h, vocab, t, p, micro_batches):
+    """Embedding dropout mask and, when p = 1, the output layer's activations.
+
+    Source: arXiv:2205.05198 Sec 4.2.3: s b h p / t for the embedding dropout of
+    p in-flight micro-batches, plus 4 s b h / t (1 + v / h) for the output
+    layer (fp32 logits) when there is a single stage.
+    """
+    sbh = float(s) * b * h
+    extra = sbh * min(p, micro_batches) / t
+    if p == 1:
+        extra += 4.0 * sbh / t * (1.0 + vocab / h)
+    return extra

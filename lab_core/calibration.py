@@ -1,0 +1,130 @@
+"""Every constant the model did not derive from a formula — in one place.
+
+Each entry says where it comes from and whether it is *calibrated* (fitted to
+a measured figure in shared/validation/published.yaml) or a *teaching
+assumption* (a round, defensible value a reader may change in their head).
+The fits are reproduced by tests/model/fit_calibration.py.
+"""
+
+# --- Compute -------------------------------------------------------------
+
+# Fraction of peak dense 16-bit FLOP/s a large transformer GEMM reaches.
+# CALIBRATED (a100_80gb): least-squares fit of the per-layer forward/backward
+# times of the 22B model in Korthikanti et al. arXiv:2205.05198 Table 4
+# (5 rows x fwd/bwd), jointly with the three constants below.
+# TEACHING ASSUMPTION (h100/h200/b200): the A100 value scaled by 0.80, the
+# ratio of the best published Megatron MFU on H100 (~47%, Megatron-LM README
+# weak-scaling table) to that on A100 (~56%, arXiv:2205.05198 Table 5).
+GEMM_EFFICIENCY = {
+    "a100_80gb": 0.70,
+    "h100_80gb": 0.56,
+    "h200_141gb": 0.56,
+    "b200_192gb": 0.56,
+}
+
+# Bytes of HBM traffic per byte of stored activation in the forward pass
+# (element-wise ops: layernorm, dropout, GeLU, softmax read and write their
+# tensors). CALIBRATED on arXiv:2205.05198 Table 4: sequence parallelism
+# shortens the forward pass by exactly the element-wise work it shards.
+ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE = 2.0
+
+# Backward element-wise traffic relative to forward. CALIBRATED (Table 4).
+BACKWARD_ELEMENTWISE_RATIO = 0.9
+
+# Fraction of achievable HBM bandwidth element-wise kernels reach.
+# TEACHING ASSUMPTION (memory-bound kernels typically reach 80-90%).
+HBM_EFFICIENCY = 0.85
+
+# Fixed time per transformer layer per pass (kernel launches, small ops).
+# TEACHING ASSUMPTION: ~10 kernels x ~4 us; matters only for small models.
+LAYER_PASS_OVERHEAD_S = 40e-6
+
+# --- Communication -------------------------------------------------------
+
+# Size dependence of NCCL bus bandwidth:
+#   busbw(S) = asymptote * S / (S + C * sqrt(S * MiB) + D * MiB)
+# CALIBRATED: log least-squares fit to the H200 8-GPU all-reduce busbw by
+# message size (1 MiB..16 GiB) in hw.nccl_busbw_measured (stas00/ml-engineering
+# network/benchmarks); within 6% at every measured size. D*MiB/asymptote is the
+# ~6 us latency; the sqrt term is the protocol/chunking ramp.
+NCCL_SIZE_C = 3.3
+NCCL_SIZE_D = 2.85
+MIB = 1048576.0
+
+# Asymptotic all-reduce bus bandwidth inside a node, as a fraction of the
+# preset's one-way NVLink bandwidth.
+# CALIBRATED: h200 514/450 (fit above; NVLS/SHARP lifts it above the link
+# spec); b200 from its 1-node 16 GiB busbw 838.97 GB/s (/0.975 curve value).
+# h100: same NVLink4/NVSwitch as H200 (assumption). a100: CALIBRATED with the
+# Table 4 fit (no NVLS on NVLink3).
+NVLINK_BUSBW_FRACTION = {
+    "a100_80gb": 0.95,
+    "h100_80gb": 1.142,
+    "h200_141gb": 1.142,
+    "b200_192gb": 0.956,
+}
+
+# Asymptotic fraction of the per-GPU inter-node NIC rate (IB/RoCE) a ring
+# collective reaches. TEACHING ASSUMPTION (~90% of line rate is typical).
+INTER_NODE_EFFICIENCY = 0.9
+
+# A collective spanning nodes runs an intra-node reduce-scatter/all-gather and
+# an inter-node ring; NCCL pipelines them partly. Time = max + this * min.
+# CALIBRATED on the B200 4-node (32-rank) 16 GiB busbw 376.71 GB/s of
+# hw.nccl_busbw_measured.
+HIERARCHICAL_SERIAL_FRACTION = 0.43
+
+# Fraction of the tensor-parallel all-reduce time hidden in the backward pass
+# (Megatron overlaps the input-gradient all-reduce with the weight-gradient
+# GEMM). CALIBRATED (Table 4 fit): the fit finds none is hidden.
+TP_BACKWARD_OVERLAP = 0.0
+
+# Gradient buckets: data-parallel gradients go out in buckets of this size,
+# which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
+# default bucket of 40M parameters x 2-4 bytes is 80-160 MB; PyTorch DDP 25 MB).
+DP_BUCKET_BYTES = 100e6
+
+# Fraction of the backward pass of the last micro-batch during which gradient
+# buckets can already be reduced (they become final only then).
+# TEACHING ASSUMPTION.
+DP_OVERLAP_FRACTION = 0.8
+
+# Fraction of compute time that can hide ZeRO-3 parameter gathers (prefetch).
+# TEACHING ASSUMPTION.
+ZERO3_OVERLAP_FRACTION = 0.8
+
+# --- Optimizer -----------------------------------------------------------
+
+# HBM bytes moved per locally owned parameter in the Adam step (read fp32
+# master, m, v, grad; write master, m, v, 16-bit weight). TEACHING ASSUMPTION
+# derived from the state layout of arXiv:1910.02054 §3.1.
+OPTIMIZER_BYTES_PER_PARAM = 34.0
+
+# --- Data ----------------------------------------------------------------
+
+# Bytes read from storage per training token (pre-tokenized uint32 ids).
+# TEACHING ASSUMPTION.
+DATA_BYTES_PER_TOKEN = 4.0
+
+# --- Failures and checkpoints -------------------------------------------
+
+# Unexpected interruptions of Llama 3 405B pre-training: 419 in 54 days on
+# 16,384 H100 (arXiv:2407.21783 §3.3.4, Table 5). CALIBRATED per-GPU rate.
+LLAMA3_UNEXPECTED_INTERRUPTIONS = 419
+LLAMA3_WINDOW_HOURS = 54 * 24
+LLAMA3_GPUS = 16384
+GPU_FAILURES_PER_HOUR = LLAMA3_UNEXPECTED_INTERRUPTIONS / (LLAMA3_WINDOW_HOURS * LLAMA3_GPUS)
+
+# Bytes per parameter in a checkpoint: 16-bit weights (2) + fp32 master
+# weights, momentum and variance (12). Matches BLOOM-176B's 14 B/param
+# (bigscience tr11 README) and Megatron's 13.8 TB for 1T (arXiv:2104.04473 §5.10).
+CHECKPOINT_BYTES_PER_PARAM = 14.0
+
+
+def as_table():
+    """All constants as (name, value) rows, for docs and the validation report."""
+    rows = []
+    for name, value in sorted(globals().items()):
+        if name.isupper():
+            rows.append((name, value))
+    return rows

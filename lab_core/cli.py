@@ -1,0 +1,98 @@
+"""Command line: python -m lab_core evaluate --params 175e9 --gpus 1024 ... [--json].
+
+Same numbers as lab_core.evaluate(); bad flags or values print the input
+error on stderr and exit with status 2 (no traceback).
+"""
+import argparse
+import json
+import sys
+
+from .errors import LabInputError
+from .evaluate import evaluate
+from .inputs import INPUT_SPECS
+from .parallelism import Parallelism
+from .workload import Workload
+
+PARALLEL_FLAGS = (("tp", int), ("pp", int), ("dp", int), ("zero", int), ("micro_batch", int), ("interleave", int))
+
+
+class _Parser(argparse.ArgumentParser):
+    argv = ()
+
+    def error(self, message):
+        raise LabInputError("arguments", " ".join(self.argv), "see --help", "bad_flag", message)
+
+
+def _number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    return int(value) if value == int(value) and abs(value) < 2 ** 53 else value
+
+
+def _bool(text):
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {text!r}")
+
+
+def build_parser():
+    parser = _Parser(prog="python -m lab_core", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command")
+    ev = sub.add_parser("evaluate", help="evaluate one workload and parallelism")
+    ev.error = parser.error
+    for spec in INPUT_SPECS:
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.kind == "bool":
+            ev.add_argument(flag, dest=spec.name, type=_bool, help=f"{spec.unit} (default {spec.default})")
+        elif spec.kind == "choice" and isinstance(spec.default, str):
+            ev.add_argument(flag, dest=spec.name, type=str, help=f"one of {', '.join(spec.choices)}")
+        else:
+            ev.add_argument(flag, dest=spec.name, type=_number, help=f"{spec.unit} (default {spec.default:g})")
+    for name, kind in PARALLEL_FLAGS:
+        ev.add_argument("--" + name.replace("_", "-"), dest=name, type=_number)
+    ev.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
+    ev.add_argument("--sequence-parallel", dest="sequence_parallel", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print Report.to_dict() as JSON")
+    return parser
+
+
+def _table(report):
+    lines = []
+    for group, values in report.to_dict().items():
+        lines.append(f"[{group}]")
+        for key, value in values.items():
+            text = f"{value:.6g}" if isinstance(value, float) else str(value)
+            lines.append(f"  {key:32s} {text}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser()
+        parser.argv = argv
+        args = parser.parse_args(argv)
+        if args.command != "evaluate":
+            raise LabInputError("command", args.command, "evaluate", "unknown_command")
+        data = {spec.name: getattr(args, spec.name) for spec in INPUT_SPECS
+                if getattr(args, spec.name) is not None}
+        workload = Workload.from_dict(data)
+        tp = args.tp or 1
+        pp = args.pp or 1
+        dp = args.dp if args.dp is not None else max(1, workload.gpus // (tp * pp))
+        parallelism = Parallelism(tp=tp, pp=pp, dp=dp, zero=args.zero or 0, recompute=args.recompute,
+                                  sequence_parallel=args.sequence_parallel,
+                                  micro_batch=args.micro_batch or 1, interleave=args.interleave or 1)
+        report = evaluate(workload, parallelism)
+    except LabInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=False))
+    else:
+        print(_table(report))
+    return 0

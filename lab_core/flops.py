@@ -1,0 +1,57 @@
+"""FLOP counts of one training iteration (dense GPT-style transformer)."""
+
+
+def model_flops_eq7(B, s, l, h, V):
+    """Model FLOPs of one iteration: 72 B s l h^2 (1 + s/6h + V/12lh).
+
+    Source: Korthikanti et al. arXiv:2205.05198 Appendix A Eq 7 (forward +
+    backward, no recompute; the numerator of MFU).
+    """
+    return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h))
+
+
+def hardware_flops_selective_eq8(B, s, l, h, V):
+    """Hardware FLOPs with selective recompute: 72 B s l h^2 (1 + s/3h + V/12lh).
+
+    Source: arXiv:2205.05198 Appendix A Eq 8 (numerator of HFU).
+    """
+    return 72.0 * B * s * l * h * h * (1.0 + s / (3.0 * h) + V / (12.0 * l * h))
+
+
+def hardware_flops_full_eq3(B, s, l, h, V):
+    """FLOPs with full recompute: 96 B s l h^2 (1 + s/6h + V/16lh).
+
+    Source: Narayanan et al. arXiv:2104.04473 Eq 3 (an extra forward pass).
+    """
+    return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
+
+
+def layer_forward_flops(b, s, h, ffn_hidden):
+    """Forward FLOPs of one layer, split (GEMMs, attention core).
+
+    Source: arXiv:2205.05198 Appendix A: 24 b s h^2 + 4 b s^2 h at f = 4h;
+    the GEMM part is 2 b s (4 h^2 + 2 h f) in general.
+    """
+    gemm = 2.0 * b * s * (4.0 * h * h + 2.0 * h * ffn_hidden)
+    attention = 4.0 * b * s * s * h
+    return gemm, attention
+
+
+def logits_forward_flops(b, s, h, V):
+    """Forward FLOPs of the output layer: 2 b s h V (arXiv:2205.05198 Appendix A)."""
+    return 2.0 * b * s * h * V
+
+
+def model_flops(B, s, l, h, V, ffn_hidden):
+    """Eq 7 generalised to any MLP size; equal to model_flops_eq7 when f = 4h."""
+    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden)
+    return 3.0 * (l * (gemm + attention) + logits_forward_flops(B, s, h, V))
+
+
+def training_time_eq4(tokens, params, gpus, flops_per_gpu):
+    """End-to-end training time in seconds: 8 T P / (n X).
+
+    Source: Narayanan et al. arXiv:2104.04473 Eq 4 (assumes full recompute,
+    so 8 = 2 forward + 4 backward + 2 recompute FLOPs per parameter-token).
+    """
+    return 8.0 * tokens * params / (gpus * flops_per_gpu)

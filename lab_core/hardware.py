@@ -1,0 +1,43 @@
+"""GPU presets: the few numbers of a device the model needs.
+
+Peak dense 16-bit tensor FLOP/s, HBM capacity and bandwidth, NVLink bandwidth
+per GPU in one direction, and GPUs per node. Sources: hw.a100 / hw.h100 in
+shared/validation/published.yaml (datasheet figures as used by Narayanan et
+al. arXiv:2104.04473 §5 and llm-analysis' gpu_configs); H200 and B200 from
+NVIDIA's product pages as quoted by the same tools (teaching presets).
+Capacities are decimal bytes (80 GB = 80e9 B), the conservative reading.
+"""
+
+
+class GpuSpec:
+    """One device preset; plain attributes so the hot path reads them fast."""
+
+    __slots__ = ("id", "name", "peak_flops", "memory_bytes", "hbm_bytes_per_s",
+                 "nvlink_bytes_per_s", "gpus_per_node")
+
+    def __init__(self, id, name, peak_flops, memory_bytes, hbm_bytes_per_s,
+                 nvlink_bytes_per_s, gpus_per_node):
+        self.id = id
+        self.name = name
+        self.peak_flops = peak_flops
+        self.memory_bytes = memory_bytes
+        self.hbm_bytes_per_s = hbm_bytes_per_s
+        self.nvlink_bytes_per_s = nvlink_bytes_per_s
+        self.gpus_per_node = gpus_per_node
+
+    def to_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+DEFAULT_GPU = "a100_80gb"
+
+GPU_PRESETS = {
+    # 312 TFLOP/s: arXiv:2104.04473 §5; 2039 GB/s HBM, NVLink3 300 GB/s one way.
+    "a100_80gb": GpuSpec("a100_80gb", "A100 SXM 80GB", 312e12, 80e9, 2.039e12, 300e9, 8),
+    # 989 TFLOP/s dense bf16, 3350 GB/s HBM3, NVLink4 450 GB/s one way.
+    "h100_80gb": GpuSpec("h100_80gb", "H100 SXM 80GB", 989e12, 80e9, 3.35e12, 450e9, 8),
+    # Same compute as H100; 141 GB HBM3e at 4.8 TB/s.
+    "h200_141gb": GpuSpec("h200_141gb", "H200 SXM 141GB", 989e12, 141e9, 4.8e12, 450e9, 8),
+    # 2.25 PFLOP/s dense bf16, 192 GB HBM3e at 8 TB/s, NVLink5 900 GB/s one way.
+    "b200_192gb": GpuSpec("b200_192gb", "B200 192GB", 2.25e15, 192e9, 8e12, 900e9, 8),
+}

@@ -1,0 +1,97 @@
+"""The result of evaluate(): flat attributes for speed, a stable nested dict for JSON.
+
+All values are SI: bytes, seconds, FLOP, FLOP/s, tokens, ratios. Values that
+do not exist (e.g. the mean time to interrupt when the failure rate is 0) are
+None.
+"""
+
+# (group, key in the dict, attribute). The order is the order of to_dict().
+LAYOUT = (
+    ("memory", (
+        ("weights_bytes", "weights_bytes"),
+        ("gradients_bytes", "gradients_bytes"),
+        ("optimizer_bytes", "optimizer_bytes"),
+        ("activations_bytes", "activations_bytes"),
+        ("total_bytes", "memory_bytes"),
+        ("device_bytes", "device_bytes"),
+        ("headroom_bytes", "headroom_bytes"),
+        ("shortfall_bytes", "shortfall_bytes"),
+        ("ratio", "memory_ratio"),
+        ("fits", "fits"),
+        ("params_per_gpu", "params_per_gpu"),
+        ("activations_per_layer_bytes", "activations_per_layer_bytes"),
+    )),
+    ("time", (
+        ("step_s", "step_s"),
+        ("forward_s", "forward_s"),
+        ("backward_s", "backward_s"),
+        ("recompute_s", "recompute_s"),
+        ("tp_comm_s", "tp_comm_s"),
+        ("pp_p2p_s", "pp_p2p_s"),
+        ("pipeline_bubble_s", "pipeline_bubble_s"),
+        ("dp_comm_s", "dp_comm_s"),
+        ("dp_comm_total_s", "dp_comm_total_s"),
+        ("zero_comm_s", "zero_comm_s"),
+        ("zero_comm_total_s", "zero_comm_total_s"),
+        ("optimizer_s", "optimizer_s"),
+        ("micro_batches", "micro_batches"),
+        ("bubble_fraction", "bubble_fraction"),
+        ("dp_link", "dp_link"),
+    )),
+    ("throughput", (
+        ("tokens_per_step", "tokens_per_step"),
+        ("tokens_per_s", "tokens_per_s"),
+        ("model_flops_per_step", "model_flops_per_step"),
+        ("hardware_flops_per_step", "hardware_flops_per_step"),
+        ("model_flops_per_s_per_gpu", "model_flops_per_s_per_gpu"),
+        ("mfu", "mfu"),
+        ("hfu", "hfu"),
+    )),
+    ("training", (
+        ("tokens", "training_tokens"),
+        ("time_s", "train_time_s"),
+        ("gpu_hours", "gpu_hours"),
+        ("time_with_failures_s", "train_time_with_failures_s"),
+        ("gpu_hours_with_failures", "gpu_hours_with_failures"),
+    )),
+    ("data", (
+        ("required_tokens_per_s", "tokens_per_s"),
+        ("loader_tokens_per_s", "loader_tokens_per_s"),
+        ("loader_ratio", "loader_ratio"),
+        ("required_read_bytes_per_s", "required_read_bytes_per_s"),
+        ("storage_read_bytes_per_s", "storage_read_bytes_per_s"),
+        ("storage_ratio", "storage_ratio"),
+    )),
+    ("failures", (
+        ("interruptions_per_day", "interruptions_per_day"),
+        ("mean_time_to_interrupt_s", "mtti_s"),
+        ("checkpoint_bytes", "checkpoint_bytes"),
+        ("checkpoint_write_s", "checkpoint_write_s"),
+        ("young_interval_s", "young_interval_s"),
+        ("daly_interval_s", "daly_interval_s"),
+        ("interval_s", "checkpoint_interval_s"),
+        ("lost_work_per_interruption_s", "lost_work_per_interruption_s"),
+        ("lost_work_per_day_s", "lost_work_per_day_s"),
+        ("goodput", "goodput"),
+        ("goodput_at_daly", "goodput_at_daly"),
+    )),
+)
+
+_ATTRS = tuple(attr for _, rows in LAYOUT for _, attr in rows)
+
+
+class Report:
+    """Everything evaluate() found for one workload and parallelism.
+
+    Read attributes directly in hot loops (report.step_s, report.fits, ...);
+    call to_dict() for the JSON shape {parallelism, shape, memory, time,
+    throughput, training, data, failures}.
+    """
+
+    __slots__ = ("parallelism", "shape") + tuple(sorted(set(_ATTRS)))
+
+    def to_dict(self):
+        out = {"parallelism": self.parallelism.to_dict(), "shape": self.shape.to_dict()}
+        for group, rows in LAYOUT:
+            out[group] = {key: getattr(self, attr) for key, attr in rows}
+        return out

@@ -1,0 +1,141 @@
+"""Model shape: layers, hidden size, heads, MLP size, vocabulary.
+
+When the reader gives only ``params``, the shape follows a documented rule:
+- hidden size grows with depth as h = 128 * l (the aspect ratio of GPT-3's
+  13B and 175B, arXiv:2005.14165 Table 2.1), so 12 l h^2 = P gives
+  h = cbrt(128 P / 12), rounded to a multiple of 1024 from 4096 up, of 512
+  from 2048, of 256 below (so heads split over 8, 4, 2 tensor-parallel GPUs);
+- layers then fill the parameter budget left after the embeddings, by
+  Narayanan et al. Eq 2 (arXiv:2104.04473), rounded to a multiple of 4 from
+  16 layers up;
+- head size 128 (heads = h / 128), MLP size 4h, vocabulary 51,200 (the padded
+  GPT-2 vocabulary of arXiv:2104.04473 and arXiv:2205.05198).
+A gated MLP (SwiGLU) with inner size f is entered as ffn_hidden = 1.5 f: the
+model counts two MLP matrices of h x ffn_hidden.
+"""
+import math
+
+from .errors import LabInputError
+
+DEFAULT_VOCAB = 51200
+HEAD_DIM = 128
+HIDDEN_STEP = 128
+
+
+def params_per_layer(hidden, ffn_hidden):
+    """Parameters of one transformer layer: 4h^2 + 4h (attention), 2hf + f + h (MLP), 4h (2 layernorms).
+
+    Source: arXiv:2104.04473 Eq 2, whose 12h^2 + 13h per layer is this count at f = 4h.
+    """
+    return 4 * hidden * hidden + 2 * hidden * ffn_hidden + ffn_hidden + 9 * hidden
+
+
+def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
+    """Total parameters: l * layer + (V + s) h (token and learned position embeddings).
+
+    Source: Narayanan et al. arXiv:2104.04473 Eq 2,
+    P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)), for ffn_hidden = 4h.
+    """
+    if ffn_hidden is None:
+        ffn_hidden = 4 * hidden
+    return layers * params_per_layer(hidden, ffn_hidden) + (vocab + seq_len) * hidden
+
+
+def _layers_for(params, hidden, ffn_hidden, vocab, seq_len):
+    left = params - (vocab + seq_len) * hidden
+    layers = left / params_per_layer(hidden, ffn_hidden)
+    if layers >= 16:
+        # A multiple of 4, so that 2- and 4-stage pipelines split it evenly.
+        return int(round(layers / 4.0)) * 4
+    return max(1, int(round(layers)))
+
+
+def _hidden_step(value):
+    """Multiples of 1024 from 4096 up (heads divisible by 8, so TP up to 8),
+    of 512 from 2048 (by 4), of 256 below (by 2)."""
+    if value >= 4096:
+        return 1024
+    return 512 if value >= 2048 else 256
+
+
+def _round_hidden(value):
+    step = _hidden_step(value)
+    return max(256, int(round(value / step)) * step)
+
+
+def _default_heads(hidden):
+    for head_dim in (HEAD_DIM, 64, 32, 16, 8):
+        if hidden % head_dim == 0:
+            return hidden // head_dim
+    return 1
+
+
+class ModelShape:
+    """The transformer's dimensions and parameter counts (plain attributes)."""
+
+    __slots__ = ("layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len",
+                 "layer_params", "embedding_params", "params", "derived")
+
+    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived):
+        self.layers = layers
+        self.hidden = hidden
+        self.heads = heads
+        self.ffn_hidden = ffn_hidden
+        self.vocab = vocab
+        self.seq_len = seq_len
+        self.layer_params = float(params_per_layer(hidden, ffn_hidden))
+        self.embedding_params = float((vocab + seq_len) * hidden)
+        self.params = layers * self.layer_params + self.embedding_params
+        self.derived = derived
+
+    def to_dict(self):
+        return {
+            "layers": self.layers,
+            "hidden": self.hidden,
+            "heads": self.heads,
+            "ffn_hidden": self.ffn_hidden,
+            "vocab": self.vocab,
+            "params": self.params,
+            "derived": list(self.derived),
+        }
+
+
+def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None):
+    """Fill in the absent dimensions by the rule in the module docstring."""
+    derived = []
+    if not vocab:
+        vocab = DEFAULT_VOCAB
+        derived.append("vocab")
+    if not hidden:
+        derived.append("hidden")
+        if layers:
+            # Solve 12 l h^2 + (13 l + V + s) h = P for h (Eq 2 with f = 4h).
+            a = 12.0 * layers
+            b = 13.0 * layers + vocab + seq_len
+            hidden = _round_hidden((-b + math.sqrt(b * b + 4.0 * a * params)) / (2.0 * a))
+        else:
+            estimate = (params * HIDDEN_STEP / 12.0) ** (1.0 / 3.0)
+            step = _hidden_step(estimate)
+            guess = int(estimate / step)
+            # Choose the multiple of `step` whose 12 h^3 / 128 is closest to P
+            # (compared on exact products: the same answer on every libm).
+            best = None
+            for k in range(max(1, guess - 1), guess + 3):
+                h = k * step
+                miss = abs(12.0 * h * h * h / HIDDEN_STEP - params)
+                if best is None or miss < best[0]:
+                    best = (miss, h)
+            hidden = best[1]
+    if not ffn_hidden:
+        ffn_hidden = 4 * hidden
+        derived.append("ffn_hidden")
+    if not layers:
+        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len)
+        derived.append("layers")
+    if not heads:
+        heads = _default_heads(hidden)
+        derived.append("heads")
+    if hidden % heads:
+        raise LabInputError("heads", heads, f"a divisor of hidden={hidden}", "inconsistent",
+                            "hidden must split evenly into heads")
+    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived))

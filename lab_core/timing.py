@@ -1,0 +1,73 @@
+"""Time of one micro-batch on the bottleneck pipeline stage, per part.
+
+Per layer and micro-batch, on one GPU (Megatron-style GPT layer):
+  forward  = FLOPs / (peak x GEMM efficiency)              [compute]
+           + element-wise traffic / (HBM bandwidth x eff.)   [memory-bound ops]
+           + fixed per-layer overhead
+  backward = 2 x forward FLOPs (arXiv:2104.04473 Sec 5.1: backward = 2 forward)
+           + calibration.cal.BACKWARD_ELEMENTWISE_RATIO x element-wise traffic
+  recompute: full = one more forward (arXiv:2104.04473 Eq 3); selective = the
+           attention core again (arXiv:2205.05198 Sec 5); flash attention
+           recomputes the attention core in its backward (arXiv:2205.14135).
+  tensor parallel: 2 all-reduces of b s h 16-bit values forward, 2 backward
+           (arXiv:2104.04473 Sec 2.3), 2 more when full recompute replays the
+           forward (arXiv:1910.02054 Sec 8); sequence parallelism replaces each by
+           a reduce-scatter + all-gather of the same ring volume
+           (arXiv:2205.05198 Sec 4.2.2). The backward ones overlap the
+           weight-gradient GEMMs in part (calibration.cal.TP_BACKWARD_OVERLAP).
+Element-wise traffic is proportional to the activation bytes a layer writes
+(activations.per_layer_bytes without recompute), which is how sequence
+parallelism and flash attention speed up the forward pass (arXiv:2205.05198
+Table 4). The constants are calibrated there (see calibration.py).
+"""
+from .activations import per_layer_bytes
+from . import calibration as cal
+from .comms import ring_time
+
+
+class LayerTimes:
+    """Seconds per layer per micro-batch: forward, backward, recompute, TP comm."""
+
+    __slots__ = ("forward", "backward", "recompute", "tp_comm")
+
+    def __init__(self, forward, backward, recompute, tp_comm):
+        self.forward = forward
+        self.backward = backward
+        self.recompute = recompute
+        self.tp_comm = tp_comm
+
+
+def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
+                flops_rate, hbm_rate, nvlink_rate):
+    """Per-layer times (see module docstring for the sources)."""
+    gemm = 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) / t
+    attention = 4.0 * b * s * s * h / t
+    compute = (gemm + attention) / flops_rate
+    written = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, f)
+    elementwise = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * written / hbm_rate
+    forward = compute + elementwise + cal.LAYER_PASS_OVERHEAD_S
+    backward = 2.0 * compute + cal.BACKWARD_ELEMENTWISE_RATIO * elementwise + cal.LAYER_PASS_OVERHEAD_S
+    all_reduce = ring_time(2.0 * b * s * h, t, nvlink_rate) if t > 1 else 0.0
+    tp_comm = 2.0 * all_reduce + 2.0 * all_reduce * (1.0 - cal.TP_BACKWARD_OVERLAP)
+    if recompute == "full":
+        extra = forward
+        tp_comm += 2.0 * all_reduce
+    elif recompute == "selective" or flash_attention:
+        extra = attention / flops_rate
+        if not flash_attention:
+            # Softmax, its dropout and the score tensors: the 5 a s^2 b / t bytes.
+            extra += cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
+    else:
+        extra = 0.0
+    return LayerTimes(forward, backward, extra, tp_comm)
+
+
+def logits_times(s, b, h, vocab, t, flops_rate, hbm_rate):
+    """(forward, backward) seconds of the output layer and loss on the last stage.
+
+    FLOPs 2 b s h V forward, twice that backward (arXiv:2205.05198 Appendix A);
+    fp32 logits written and read once each way.
+    """
+    flops = 2.0 * b * s * h * vocab / t
+    traffic = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 4.0 * s * b * vocab / t / hbm_rate
+    return flops / flops_rate + traffic, 2.0 * flops / flops_rate + traffic

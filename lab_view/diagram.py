@@ -1,0 +1,76 @@
+"""The training mesh of the whiteboard diagram, drawn for one parallel layout.
+
+Returns SVG markup (a string) for the mesh area: data-parallel replicas side
+by side, each a stack of pipeline stages, each stage split into tensor-parallel
+shards. Large degrees are drawn elided ("+N more") so the picture stays legible
+from 1 GPU to 32,768. Built here rather than in the page's script so the
+precomputed page and the live lab draw the same picture from one function.
+"""
+from html import escape
+
+# Mesh area inside the diagram's viewBox (see content/templates/diagram.html).
+MESH_X, MESH_Y, MESH_W, MESH_H = 336.0, 92.0, 300.0, 262.0
+MAX_COLUMNS = 4
+MAX_STAGES = 4
+MAX_SHARDS = 8
+GAP = 10.0
+
+
+def _shown(count, limit):
+    """Indices drawn for ``count`` items when at most ``limit`` fit: first ones, then the last."""
+    if count <= limit:
+        return list(range(count)), 0
+    return list(range(limit - 1)) + [count - 1], count - limit
+
+
+def _f(value):
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def render_mesh(tp, pp, dp, texts):
+    """SVG for a TP×PP×DP mesh; ``texts`` holds ``mesh_replica``, ``mesh_more``."""
+    columns, hidden_columns = _shown(dp, MAX_COLUMNS)
+    stages, hidden_stages = _shown(pp, MAX_STAGES)
+    shards = min(tp, MAX_SHARDS)
+    slots = len(columns) + (1 if hidden_columns else 0)
+    column_w = (MESH_W - GAP * (slots - 1)) / slots
+    rows = len(stages) + (1 if hidden_stages else 0)
+    stage_h = min(56.0, (MESH_H - 24.0 - GAP * (rows - 1)) / rows)
+    parts = []
+    for slot, replica in enumerate(columns):
+        x = MESH_X + slot * (column_w + GAP)
+        if hidden_columns and slot == len(columns) - 1:
+            more_x = x
+            x += column_w + GAP
+            parts.append(
+                f'<text class="wb-more" x="{_f(more_x + column_w / 2)}" y="{_f(MESH_Y + MESH_H / 2)}" text-anchor="middle">'
+                f"{escape(texts['mesh_more'].format(n=f'{hidden_columns:,}'))}</text>"
+            )
+        parts.append(f'<g class="wb-replica" data-replica="{replica}">')
+        parts.append(
+            f'<rect class="wb-replica-box" x="{_f(x)}" y="{_f(MESH_Y)}" width="{_f(column_w)}" height="{_f(MESH_H)}" rx="8"/>'
+        )
+        y = MESH_Y + 8.0
+        for row, stage in enumerate(stages):
+            if hidden_stages and row == len(stages) - 1:
+                parts.append(
+                    f'<text class="wb-more" x="{_f(x + column_w / 2)}" y="{_f(y + stage_h / 2 + 4)}" text-anchor="middle">⋮ {escape(texts["mesh_more"].format(n=f"{hidden_stages:,}"))}</text>'
+                )
+                y += stage_h + GAP
+            parts.append(_stage(x + 6.0, y, column_w - 12.0, stage_h, stage, shards))
+            y += stage_h + GAP
+        parts.append(
+            f'<text class="wb-caption" x="{_f(x + column_w / 2)}" y="{_f(MESH_Y + MESH_H - 6)}" text-anchor="middle">'
+            f"{escape(texts['mesh_replica'].format(n=replica + 1))}</text>"
+        )
+        parts.append("</g>")
+    return "".join(parts)
+
+
+def _stage(x, y, w, h, stage, shards):
+    shard_w = w / shards
+    cells = "".join(
+        f'<rect class="wb-shard" x="{_f(x + i * shard_w)}" y="{_f(y)}" width="{_f(shard_w)}" height="{_f(h)}"/>'
+        for i in range(shards)
+    )
+    return f'<g class="wb-stage" data-stage="{stage}">{cells}<rect class="wb-stage-box" x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{_f(h)}" rx="4"/></g>'

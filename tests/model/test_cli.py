@@ -1,0 +1,39 @@
+"""python -m lab_core evaluate: same numbers as the API, exit 2 on bad input."""
+import json
+import os
+import subprocess
+import sys
+
+from lab_core import Parallelism, Workload, evaluate
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ARGS = ["evaluate", "--params", "175e9", "--gpus", "1024", "--seq-len", "2048",
+        "--global-batch-tokens", "3145728", "--tp", "8", "--pp", "8", "--recompute", "selective",
+        "--sequence-parallel"]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "lab_core", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_json_matches_api():
+    out = run(*ARGS, "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    want = evaluate(Workload(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=3145728),
+                    Parallelism(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True)).to_dict()
+    assert got == json.loads(json.dumps(want))
+
+
+def test_table_output():
+    out = run(*ARGS)
+    assert out.returncode == 0
+    assert "step_s" in out.stdout
+
+
+def test_bad_flag_exits_2_without_traceback():
+    for args in (["evaluate", "--bogus", "1"], ["evaluate", "--params", "abc"], ["evaluate", "--params", "1e20"],
+                 ["evaluate", "--gpus", "8", "--tp", "3"]):
+        out = run(*args)
+        assert out.returncode == 2, args
+        assert "error:" in out.stderr and "Traceback" not in out.stderr

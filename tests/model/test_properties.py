@@ -1,0 +1,121 @@
+"""Hypothesis properties over the whole input space."""
+import math
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from lab_core import GPU_PRESETS, LabInputError, Parallelism, Workload, evaluate
+from lab_core.activations import per_layer_bytes
+
+SETTINGS = dict(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+POW2 = lambda lo, hi: st.integers(lo, hi).map(lambda k: 2 ** k)  # noqa: E731
+
+
+@st.composite
+def workloads(draw):
+    return dict(
+        params=draw(st.floats(125e6, 2e12)),
+        gpus=draw(POW2(0, 15)),
+        global_batch_tokens=draw(POW2(16, 25)),
+        seq_len=draw(POW2(9, 17)),
+        inter_node_gbps=draw(st.floats(25, 3200)),
+        checkpoint_interval_min=draw(st.floats(1, 1440)),
+        gpu=draw(st.sampled_from(sorted(GPU_PRESETS))),
+        state_bytes_per_param=draw(st.sampled_from([16, 18])),
+        gpu_failures_per_hour=draw(st.floats(0, 1e-2)),
+        restart_min=draw(st.floats(0, 1440)),
+        checkpoint_storage_gbps=draw(st.floats(0.1, 1e5)),
+        flash_attention=draw(st.booleans()),
+    )
+
+
+@st.composite
+def layouts(draw, gpus):
+    tp = draw(POW2(0, 3))
+    pp = draw(POW2(0, 6))
+    assume(gpus % (tp * pp) == 0)
+    return dict(tp=tp, pp=pp, dp=gpus // (tp * pp), zero=draw(st.integers(0, 3)),
+                recompute=draw(st.sampled_from(["none", "selective", "full"])),
+                sequence_parallel=draw(st.booleans()), micro_batch=draw(POW2(0, 3)),
+                interleave=draw(st.sampled_from([1, 1, 2])))
+
+
+def _numbers(tree):
+    for value in tree.values():
+        if isinstance(value, dict):
+            yield from _numbers(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield value
+
+
+@settings(**SETTINGS)
+@given(st.data())
+def test_only_input_errors_and_finite_non_negative_outputs(data):
+    w = data.draw(workloads())
+    try:
+        workload = Workload(**w)
+        report = evaluate(workload, Parallelism(**data.draw(layouts(w["gpus"]))))
+    except LabInputError:
+        return
+    for value in _numbers(report.to_dict()):
+        assert math.isfinite(value) and value >= 0
+
+
+def _valid(w, par):
+    try:
+        return evaluate(Workload(**w), Parallelism(**par))
+    except LabInputError:
+        assume(False)
+
+
+@settings(**SETTINGS)
+@given(st.data())
+def test_memory_never_grows_with_zero_stage(data):
+    w = data.draw(workloads())
+    par = data.draw(layouts(w["gpus"]))
+    previous = None
+    for stage in (0, 1, 2, 3):
+        r = _valid(w, dict(par, zero=stage))
+        if previous is not None:
+            assert r.memory_bytes <= previous * (1 + 1e-12)
+        previous = r.memory_bytes
+
+
+@settings(**SETTINGS)
+@given(st.data())
+def test_memory_never_grows_with_dp_under_zero3(data):
+    w = data.draw(workloads())
+    par = data.draw(layouts(w["gpus"]))
+    assume(w["gpus"] >= 2 and par["dp"] >= 2)
+    small = dict(w, gpus=w["gpus"] // 2)
+    # Same global batch and layout, half the data-parallel replicas: per-GPU
+    # activations are per micro-batch, so only the ZeRO-3 shards change.
+    a = _valid(small, dict(par, dp=par["dp"] // 2, zero=3))
+    b = _valid(w, dict(par, zero=3))
+    state_a = a.weights_bytes + a.gradients_bytes + a.optimizer_bytes
+    state_b = b.weights_bytes + b.gradients_bytes + b.optimizer_bytes
+    assert state_b <= state_a * (1 + 1e-12)
+    assert b.memory_bytes <= a.memory_bytes * (1 + 1e-12)
+
+
+@settings(**SETTINGS)
+@given(st.data(), st.floats(0.05, 0.95))
+def test_step_time_never_falls_when_bandwidth_falls(data, factor):
+    w = data.draw(workloads())
+    par = data.draw(layouts(w["gpus"]))
+    fast = _valid(w, par)
+    slow_bw = max(25.0, w["inter_node_gbps"] * factor)
+    slow = _valid(dict(w, inter_node_gbps=slow_bw), par)
+    assert slow.step_s >= fast.step_s * (1 - 1e-12)
+
+
+@settings(**SETTINGS)
+@given(st.integers(512, 131072), st.integers(1, 16), st.sampled_from([1024, 4096, 12288, 25600]),
+       st.sampled_from([8, 32, 96, 160]), st.sampled_from([1, 2, 4, 8, 16, 32, 64]), st.booleans(), st.booleans())
+def test_activation_memory_ordered_none_selective_full(s, b, h, a, t, sp, flash):
+    none = per_layer_bytes(s, b, h, a, t, sp, "none", flash)
+    selective = per_layer_bytes(s, b, h, a, t, sp, "selective", flash)
+    full = per_layer_bytes(s, b, h, a, t, sp, "full", flash)
+    assert none >= selective > full
+    if not flash:
+        assert none > selective
