@@ -50,8 +50,19 @@ test: setup browser
 test-fast: setup
 	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
 
-bench: setup browser
+# The peer calculator the model is timed against lives in its own venv.
+$(STAMPS)/peer:
+	@mkdir -p $(STAMPS)
+	@test -x .venv-peer/bin/python || $(PYTHON) -m venv .venv-peer
+	.venv-peer/bin/pip install --quiet --disable-pip-version-check llm-analysis==0.2.2
+	@touch $@
+
+bench: site browser $(STAMPS)/peer
 	$(PY) bench/run_all.py
 
+# Validate scenario files: `make check-scenarios` (all) or FILES="scenarios/x.yaml".
+check-scenarios: $(STAMPS)/venv
+	$(PY) build/check_scenarios.py $(FILES)
+
 clean:
-	rm -rf site $(STAMPS) .pytest_cache
+	rm -rf site $(STAMPS) .pytest_cache .cache

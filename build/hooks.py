@@ -16,7 +16,12 @@ for path in (_HERE, _ROOT):
 
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from labsite import site  # noqa: E402
+from labsite import offline, site  # noqa: E402
+
+
+def on_startup(command, dirty):
+    # `mkdocs serve` gets a self-unregistering service worker (see labsite.offline).
+    offline.set_command(command)
 
 
 def on_config(config):

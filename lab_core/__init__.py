@@ -17,6 +17,8 @@ from .memory import model_state_bytes_per_gpu
 from .report import Report
 from .evaluate import evaluate
 from .api import compute
+from .planner import Plan, plan_json, recommend
 
 __all__ = ["LabInputError", "INPUT_SPECS", "SPEC_BY_NAME", "InputSpec", "GPU_PRESETS", "Workload",
-           "Parallelism", "Report", "evaluate", "model_state_bytes_per_gpu", "compute"]
+           "Parallelism", "Report", "evaluate", "model_state_bytes_per_gpu", "compute",
+           "Plan", "plan_json", "recommend"]

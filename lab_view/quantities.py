@@ -17,11 +17,16 @@ class QuantityError(ValueError):
         super().__init__(f"not a number: {text!r}")
 
 
-def parse_quantity(text):
+BINARY_SUFFIXES = {"k": 1024.0, "m": 1048576.0}
+
+
+def parse_quantity(text, binary=False):
     """Parse ``"1.3B"``, ``"1.3e9"``, ``"175 B"``, ``"1_000"``, ``"1,024"``, ``"8K"``.
 
     Thousands separators (``,`` and ``_``) are dropped; one optional suffix
-    K/M/B(G)/T scales by 10^3/6/9/12. Anything else raises QuantityError.
+    K/M/B(G)/T scales by 10^3/6/9/12 — or, with ``binary`` (token counts:
+    sequence lengths, batch sizes), K and M by 2^10 and 2^20, so "8K" is the
+    8,192 the lab displays as "8K". Anything else raises QuantityError.
     """
     if isinstance(text, bool):
         raise QuantityError(text)
@@ -33,7 +38,9 @@ def parse_quantity(text):
     match = _NUMBER.match(cleaned)
     if not match:
         raise QuantityError(text)
-    value = float(match.group(1)) * SUFFIXES.get(match.group(2).lower(), 1.0)
+    suffix = match.group(2).lower()
+    scale = BINARY_SUFFIXES[suffix] if binary and suffix in BINARY_SUFFIXES else SUFFIXES.get(suffix, 1.0)
+    value = float(match.group(1)) * scale
     if value == int(value) and abs(value) < 2**53:
         return int(value)
     return value
@@ -78,6 +85,20 @@ def _bytes(value):
     return "bytes_kb", value / 1e3
 
 
+def format_tokens(value):
+    """Token counts the way engineers write them: binary multiples as ``8K``,
+    ``4M``, ``128K`` (8,192 / 4,194,304 / 131,072); other counts below a
+    million in full (``8,000``), larger ones decimal (``300B``)."""
+    if value >= 1024 and value == int(value) and int(value) % 1024 == 0:
+        for suffix, scale in (("M", 1048576), ("K", 1024)):
+            amount = value / scale
+            if 1 <= amount < 10000 and amount * 10 == int(amount * 10):
+                return f"{amount:,.1f}".rstrip("0").rstrip(".") + suffix
+    if value < 1e6:
+        return _grouped(value) if value == int(value) else _significant(value, 3)
+    return format_scaled(value)
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -103,8 +124,10 @@ def format_quantity(value, kind, units):
     """
     if kind == "count":
         return units["count"].format(n=_grouped(value))
-    if kind in ("params", "tokens"):
+    if kind == "params":
         return units[kind].format(n=format_scaled(value))
+    if kind == "tokens":
+        return units[kind].format(n=format_tokens(value))
     if kind == "bytes":
         kind, value = _bytes(value)
         return units[kind].format(n=_significant(value, 3))
@@ -114,6 +137,11 @@ def format_quantity(value, kind, units):
         kind, value = _duration(value)
     if kind == "percent":
         return units["percent"].format(n=_significant(value * 100.0, 3) if value * 100.0 >= 0.1 else "0")
+    if kind == "tokens_per_s":
+        return units[kind].format(n=format_scaled(value))
+    if kind == "bytes_per_s":
+        byte_kind, amount = _bytes(value)
+        return units[kind].format(n=units[byte_kind].format(n=_significant(amount, 3)))
     if kind == "sci":
         return units["plain"].format(n=format_scientific(value))
     if kind == "flops":

@@ -1,43 +1,30 @@
-"""Result dict → the page's strings, bar widths and levels."""
+"""A planner result → everything the lab page shows, in the reader's words.
+
+``render_result`` returns a dict whose leaves the page copies into its
+data-bind targets: plain strings (escaped by the DOM) and a few HTML/SVG
+fragments built here with every text escaped. The build renders the first
+paint from the same dict.
+"""
+from html import escape
+
 from lab_core.inputs import SPEC_BY_NAME
+from lab_core.planner.assumptions import METER_THRESHOLDS
 
+from .bars import memory_bar, time_bar
+from .diagram import render_mesh
+from .numbers import format_numbers
 from .quantities import format_quantity
+from .schedule import render_schedule
 
-#: A meter's level from its ratio (teaching assumption: below 70 % of the
-#: limit is comfortable, up to 100 % is tight, above it does not fit).
-WARN_RATIO = 0.7
-CRITICAL_RATIO = 1.0
-
-
-def level_of(ratio):
-    if ratio > CRITICAL_RATIO:
-        return "critical"
-    if ratio >= WARN_RATIO:
-        return "warn"
-    return "ok"
-
-
-def render_result(result, catalog, kinds):
-    units = catalog["units"]
-    memory = result["memory"]
-    ratio = memory["ratio"]
-    used = format_quantity(memory["model_state_bytes"], "bytes_gb", units)
-    device = format_quantity(memory["device_bytes"], "bytes_gb", units)
-    workload = result["workload"]
-    return {
-        "values": {
-            name: format_quantity(workload[name], kind, units) for name, kind in kinds.items() if name in workload
-        },
-        "meters": {
-            "memory": {
-                "ratio": ratio,
-                "level": level_of(ratio),
-                "fill": min(ratio, 1.0),
-                "text": catalog["meter_text"]["memory"].format(used=used, device=device),
-                "level_text": catalog["levels"][level_of(ratio)],
-            }
-        },
-    }
+STAGE_IDS = ("single_gpu", "data_parallel", "zero_sharded", "tensor_pipeline", "full_3d", "at_scale")
+METER_NAMES = ("memory", "comms", "data", "activation", "fault")
+PLAN_KEYS = ("tp", "pp", "dp", "zero", "recompute", "sequence_parallel", "micro_batch", "micro_batches", "interleave")
+FIGURE_KEYS = ("tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "interruptions", "checkpoint",
+               "optimal_checkpoint", "goodput")
+DIAGRAM_PARTS = {  # page part -> planner diagram entry
+    "dataset": "data_loaders", "loaders": "data_loaders", "mesh": "dp_replicas", "fabric": "collective_fabric",
+    "checkpoint": "checkpoint_store", "metrics": "metrics", "recovery": "fault_recovery",
+}
 
 
 def allowed_range(name, catalog, kinds):
@@ -61,4 +48,209 @@ def render_error(error, catalog, kinds):
     return {
         "field": error["field"],
         "text": template.format(field=label, value=error["value"], allowed=allowed_range(error["field"], catalog, kinds)),
+    }
+
+
+def _values(workload, shape, catalog, kinds):
+    """Formatted inputs: ``values`` the reader set, ``derived`` model-shape
+    fields the model derived from the parameter count (shown as hints)."""
+    values, derived = {}, {}
+    for name, kind in kinds.items():
+        value = workload.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[name] = format_quantity(value, kind, catalog["units"])
+        elif value is None and isinstance(shape.get(name), (int, float)):
+            derived[name] = catalog["lab"]["derived_value"].format(value=format_quantity(shape[name], kind, catalog["units"]))
+    return values, derived
+
+
+def _meters(plan, report, catalog):
+    units = catalog["units"]
+    memory, time, data, failures = report["memory"], report["time"], report["data"], report["failures"]
+    fmt = lambda value, kind: format_quantity(value, kind, units)  # noqa: E731
+    delivered = min(data["loader_tokens_per_s"], data["storage_read_bytes_per_s"] / max(data["required_read_bytes_per_s"], 1e-30) * data["required_tokens_per_s"])
+    numbers = {
+        "memory": {"used": fmt(memory["total_bytes"], "bytes"), "device": fmt(memory["device_bytes"], "bytes")},
+        "comms": {"share": fmt(plan["meters"]["comms"]["ratio"], "percent"), "step": fmt(time["step_s"], "duration")},
+        "data": {"required": fmt(data["required_tokens_per_s"], "tokens_per_s"), "delivered": fmt(delivered, "tokens_per_s")},
+        "activation": {"share": fmt(plan["meters"]["activation"]["ratio"], "percent"), "activations": fmt(memory["activations_bytes"], "bytes")},
+        "fault": {"lost": fmt(plan["meters"]["fault"]["ratio"], "percent"), "per_day": fmt(failures["interruptions_per_day"], "plain")},
+    }
+    meters = {}
+    for name in METER_NAMES:
+        meter = plan["meters"][name]
+        meters[name] = {
+            "ratio": meter["ratio"],
+            "level": meter["level"],
+            "fill": max(0.0, min(meter["ratio"] / METER_THRESHOLDS[name]["critical"], 1.0)),
+            "text": catalog["meter_text"][name].format(**numbers[name]),
+            "level_text": catalog["levels"][meter["level"]],
+        }
+    return meters
+
+
+def _plan_items(par, report, catalog):
+    terms = catalog["lab"]["terms"]
+    return {
+        "tp": str(par["tp"]), "pp": str(par["pp"]), "dp": f"{par['dp']:,}",
+        "zero": str(par["zero"]), "recompute": terms[par["recompute"]],
+        "sequence_parallel": terms["yes" if par["sequence_parallel"] else "no"],
+        "micro_batch": str(par["micro_batch"]), "micro_batches": f"{int(report['time']['micro_batches']):,}",
+        "interleave": str(par["interleave"]),
+    }
+
+
+def _figures(plan, report, catalog):
+    units = catalog["units"]
+    fmt = lambda value, kind: format_quantity(value, kind, units) if value is not None else catalog["lab"]["not_applicable"]  # noqa: E731
+    checkpoint = plan["checkpoint"]
+    return {
+        "tokens_per_s": fmt(report["throughput"]["tokens_per_s"], "tokens_per_s"),
+        "mfu": fmt(report["throughput"]["mfu"], "percent"),
+        "step": fmt(report["time"]["step_s"], "duration"),
+        "time_to_train": fmt(checkpoint["train_time_with_failures_s"], "duration"),
+        "gpu_hours": fmt(report["training"]["gpu_hours_with_failures"], "params"),
+        "interruptions": fmt(checkpoint["interruptions_per_day"], "per_day"),
+        "checkpoint": fmt(checkpoint["interval_s"], "duration"),
+        "optimal_checkpoint": fmt(checkpoint["optimal_interval_s"], "duration"),
+        "goodput": fmt(checkpoint["goodput"], "percent"),
+    }
+
+
+def _schedule(par, report, catalog):
+    texts = catalog["lab"]["schedule"]
+    micro = int(report["time"]["micro_batches"])
+    svg, drawn = render_schedule(par["pp"], micro, texts)
+    caption = texts["caption"].format(
+        p=par["pp"], m=f"{micro:,}", bubble=format_quantity(report["time"]["bubble_fraction"], "percent", catalog["units"]),
+        p_drawn=drawn["stages_drawn"], m_drawn=drawn["micro_drawn"],
+    )
+    if par["pp"] == 1:
+        caption = texts["no_pipeline"]
+    return {"svg": svg, "caption": caption}
+
+
+def _diagram(plan, catalog):
+    par, texts, diagram = plan["parallelism"], catalog["diagram"], plan["diagram"]
+    units = catalog["units"]
+    parts = {}
+    for part, key in DIAGRAM_PARTS.items():
+        entry = diagram[key]
+        state = "off" if not entry["active"] else ("hot" if entry["level"] == "critical" else "on")
+        count = format_quantity(entry["count"], "count", units)
+        parts[part] = {"state": state, "text": texts["counts"][part].format(n=count)}
+    label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}")
+    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts}
+
+
+def _decisions(plan, catalog, changed):
+    cards = []
+    for decision in plan["decisions"]:
+        texts = catalog["decisions"][decision["id"]]
+        numbers = format_numbers(decision["numbers"], catalog)
+        choice = texts["options"][decision["option"]].format(**numbers)
+        why = texts["reasons"][decision["reason"]].format(**numbers)
+        is_changed = decision["id"] in changed
+        mark = f'<span class="decision-changed">{escape(catalog["lab"]["changed"])}</span>' if is_changed else ""
+        cards.append(
+            f'<article class="decision{" changed" if is_changed else ""}" data-decision="{escape(decision["id"])}">'
+            f'<h4>{escape(texts["title"])} {mark}</h4><p class="decision-choice">{escape(choice)}</p>'
+            f'<p class="decision-why">{escape(why)}</p></article>'
+        )
+    return "".join(cards)
+
+
+def _alternatives(plan, catalog):
+    texts = catalog["lab"]["alternatives"]
+    rows = []
+    for alt in plan["alternatives"]:
+        par = alt["parallelism"]
+        layout = texts["layout"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}", zero=par["zero"],
+                                        recompute=catalog["lab"]["terms"][par["recompute"]])
+        numbers = format_numbers({k: v for k, v in alt.items() if not isinstance(v, dict)}, catalog)
+        why = texts["reasons"][alt["reason"]].format(**numbers)
+        rows.append(f'<tr><th scope="row">{escape(catalog["stages"][alt["stage"]]["short"])}</th>'
+                    f'<td>{escape(layout)}</td><td>{escape(why)}</td></tr>')
+    if not rows:
+        return f'<p class="lab-note">{escape(texts["none"])}</p>'
+    head = "".join(f"<th scope=\"col\">{escape(h)}</th>" for h in texts["columns"])
+    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def plan_features(plan):
+    """Which rules apply: the plan's features as ids (see content/rules.yaml ``applies``)."""
+    par = plan["parallelism"]
+    features = set()
+    if par["tp"] > 1:
+        features.add("tp")
+    if par["pp"] > 1:
+        features.add("pp")
+    if par["dp"] > 1:
+        features.add("dp")
+    if par["zero"] > 0:
+        features.add("zero")
+    if par["recompute"] != "none":
+        features.add("recompute")
+    if plan["meters"]["activation"]["level"] != "ok":
+        features.add("activation")
+    if plan["checkpoint"]["interruptions_per_day"] and plan["gpus"]["used"] > 1:
+        features.add("checkpoint")
+    if plan["stage"] == "at_scale":
+        features.add("at_scale")
+    return features
+
+
+def _rules(plan, catalog):
+    features = plan_features(plan)
+    items = [
+        f'<li><a href="{escape(catalog["rules_href"])}#rule-{escape(rule["id"])}">{escape(rule["title"])}</a> '
+        f'<span class="lab-note">{escape(rule["source"])}</span></li>'
+        for rule in catalog["rules_short"] if features.intersection(rule["applies"])
+    ]
+    if not items:
+        return f'<p class="lab-note">{escape(catalog["lab"]["rules_none"])}</p>'
+    return f'<ul>{"".join(items)}</ul>'
+
+
+def _no_fit(plan, catalog):
+    no_fit = plan.get("no_fit")
+    if not no_fit:
+        return ""
+    numbers = format_numbers(no_fit, catalog)
+    return catalog["lab"]["nofit"].format(**numbers)
+
+
+def _thresholds(catalog):
+    parts = []
+    for name in METER_NAMES:
+        meter = METER_THRESHOLDS[name]
+        parts.append(catalog["lab"]["threshold_item"].format(
+            meter=catalog["meter_labels"][name],
+            warn=format_quantity(meter["warn"], "percent", catalog["units"]),
+            critical=format_quantity(meter["critical"], "percent", catalog["units"])))
+    return catalog["lab"]["thresholds"].format(items="; ".join(parts))
+
+
+def render_result(result, report, catalog, kinds, changed=()):
+    """``result``: lab_core.planner.api.plan_json(...) output; ``report``: the
+    chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
+    plan = result["plan"]
+    par = plan["parallelism"]
+    stage_texts = catalog["stages"][plan["stage"]]
+    values, derived = _values(result["workload"], result["shape"], catalog, kinds)
+    return {
+        "values": values,
+        "derived": derived,
+        "stage": {"id": plan["stage"], "title": stage_texts["title"], "text": stage_texts["text"]},
+        "meters": _meters(plan, report, catalog),
+        "thresholds": _thresholds(catalog),
+        "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
+        "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
+        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"]),
+        "figures": _figures(plan, report, catalog),
+        "schedule": _schedule(par, report, catalog),
+        "diagram": _diagram(plan, catalog),
+        "decisions": _decisions(plan, catalog, set(changed)),
+        "alternatives": _alternatives(plan, catalog),
+        "rules": _rules(plan, catalog),
     }

@@ -6,25 +6,13 @@ from pathlib import Path
 
 import pytest
 
+
 ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "build", ROOT / "tools"):
+for path in (ROOT, ROOT / "build", ROOT / "tools", ROOT / "tests"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-
-def build_site(target, source_root=ROOT):
-    """Run a strict MkDocs build of ``source_root`` into ``target``; return the CompletedProcess."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    mkdocs = Path(sys.executable).with_name("mkdocs")
-    command = [str(mkdocs)] if mkdocs.exists() else [sys.executable, "-m", "mkdocs"]
-    return subprocess.run(
-        [*command, "build", "--strict", "--quiet", "--site-dir", str(target)],
-        cwd=source_root,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+from labtest import build_site  # noqa: E402  (needs tests/ on sys.path, set just above)
 
 
 @pytest.fixture(scope="session")

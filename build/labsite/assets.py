@@ -64,3 +64,14 @@ def write_python_zip(site_dir, data):
             os.remove(stale)
     if not target.exists() or target.read_bytes() != data:
         target.write_bytes(data)
+
+
+def write_generated(site_dir, files):
+    """Files the pages produced while rendering (``{relative path: bytes}``),
+    e.g. the precomputed results of the lab's scenario cards."""
+    for relative, data in sorted(files.items()):
+        target = site_dir / relative
+        if target.exists() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)

@@ -1,16 +1,19 @@
-"""The lab page: its configuration (inputs, slider stops, catalog) and the
-precomputed first paint, produced by the same lab_view Session the browser's
-worker runs."""
+"""The lab page: its configuration (inputs, slider stops, catalog, cards) and
+the precomputed first paint, produced by the same lab_view Session the
+browser's worker runs."""
 import yaml
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
+from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
 
+from . import offline, snapshot
 from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
-#: Catalog sections the page's script and worker need at run time.
-RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "levels", "lab")
+#: Catalog sections the page's script and the worker need at run time.
+RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "meter_labels", "levels",
+                        "lab", "stages", "decisions", "diagram", "choices")
 
 
 def load_lab_layout():
@@ -18,33 +21,92 @@ def load_lab_layout():
         return yaml.safe_load(handle)
 
 
-def default_inputs(layout):
-    return {slider["name"]: SPEC_BY_NAME[slider["name"]].default for slider in layout["sliders"]}
+def default_inputs():
+    """Every lab_core input at its documented default (derived shape = None)."""
+    return {name: (None if spec.derive_if_zero else spec.default) for name, spec in SPEC_BY_NAME.items()}
 
 
-def lab_page_data(layout, catalog, lang, root, pyzip_url):
-    """Everything the lab partial renders and embeds for one language."""
-    runtime_catalog = {key: catalog[key] for key in RUNTIME_CATALOG_KEYS}
+def value_kinds(layout):
     kinds = {slider["name"]: slider["kind"] for slider in layout["sliders"]}
-    session_config = {"catalog": runtime_catalog, "kinds": kinds}
-    inputs = default_inputs(layout)
-    initial = Session(session_config).evaluate(inputs)
+    kinds.update({a["name"]: a["kind"] for a in layout["advanced"] if "kind" in a})
+    return kinds
+
+
+def session_config(layout, catalog, extras=None):
+    """The lab_view.Session configuration: the runtime part of the catalog
+    (plus build-made entries such as the rules list) and the value kinds."""
+    runtime = {key: catalog[key] for key in RUNTIME_CATALOG_KEYS}
+    runtime.update(extras or {})
+    return {"catalog": runtime, "kinds": value_kinds(layout)}
+
+
+def spec_table():
+    return {name: spec.to_dict() for name, spec in SPEC_BY_NAME.items()}
+
+
+def _advanced_controls(layout, catalog, view, inputs):
+    controls = []
+    for item in layout["advanced"]:
+        name, spec = item["name"], SPEC_BY_NAME[item["name"]]
+        control = {"name": name, "control": item["control"], "label": catalog["input_labels"][name]}
+        if item["control"] == "select":
+            control["choices"] = [
+                {"value": choice, "label": catalog["choices"][name][str(choice)], "selected": choice == inputs[name]}
+                for choice in spec.choices
+            ]
+        elif item["control"] == "switch":
+            control["checked"] = bool(inputs[name])
+        else:
+            control["value"] = view["values"].get(name, "") if inputs[name] is not None else ""
+            control["placeholder"] = view["derived"].get(name, "")
+        controls.append(control)
+    return controls
+
+
+def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href=""):
+    """Everything the lab partial renders and embeds for one language.
+
+    ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
+    "view"}]``: scenario cards with the URL of their precomputed result.
+    """
+    config = session_config(layout, catalog, catalog_extras)
+    inputs = default_inputs()
+    cards = card_builder({"session": config, "defaults": inputs}) if card_builder else []
+    initial = Session(config).evaluate(inputs)
     sliders = []
     for slider in layout["sliders"]:
-        config = slider_config(slider, catalog)
-        config["index"] = nearest_stop(config["stops"], inputs[slider["name"]])
-        config["label"] = catalog["input_labels"][slider["name"]]
-        sliders.append(config)
+        entry = slider_config(slider, catalog)
+        entry["index"] = nearest_stop(entry["stops"], inputs[slider["name"]])
+        entry["label"] = catalog["input_labels"][slider["name"]]
+        sliders.append(entry)
+    advanced = _advanced_controls(layout, catalog, initial["view"], inputs)
+    stages = [{"id": stage, "short": catalog["stages"][stage]["short"]} for stage in STAGE_IDS]
     return {
         "lang": lang,
         "sliders": sliders,
+        "advanced": advanced,
+        "stages": stages,
+        "meter_names": METER_NAMES,
+        "plan_keys": PLAN_KEYS,
+        "figure_keys": FIGURE_KEYS,
+        "cards": cards,
+        "rules_href": rules_href,
         "initial": initial,
         "runtime": {
             "lang": lang,
             "root": root,
             "pyzip": pyzip_url,
-            "session": session_config,
-            "sliders": sliders,
+            # Build-time Pyodide memory snapshot ({url, sha256, bytes}); the worker
+            # boots cold when it is missing, stale or broken (labsite.snapshot).
+            "snapshot": snapshot.current().page_config(root),
+            # Service worker to register once the lab is live; None under mkdocs serve.
+            "serviceWorker": offline.page_config(root),
+            "session": config,
+            "sliders": [{k: s[k] for k in ("name", "kind", "stops", "labels")} for s in sliders],
+            "advanced": [{"name": a["name"], "control": a["control"]} for a in advanced],
+            "specs": spec_table(),
+            "defaults": inputs,
+            "cards": [{"id": c["id"], "inputs": c["inputs"], "view": c["view"]} for c in cards],
             "initial": initial,
         },
     }

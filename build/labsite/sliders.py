@@ -36,7 +36,16 @@ def _series_pow2x3(low, high):
     return sorted(values)
 
 
-SERIES = {"e12": _series_e12, "pow2x3": _series_pow2x3}
+def _series_pow2(low, high):
+    values, power = [], 1
+    while power <= high:
+        if power >= low:
+            values.append(power)
+        power *= 2
+    return values
+
+
+SERIES = {"e12": _series_e12, "pow2x3": _series_pow2x3, "pow2": _series_pow2}
 
 
 def slider_stops(name, series):
@@ -44,11 +53,17 @@ def slider_stops(name, series):
     spec = SPEC_BY_NAME.get(name)
     if spec is None:
         raise BuildError("content/lab.yaml", f"slider {name!r} is not a lab_core input")
-    if series not in SERIES:
-        raise BuildError("content/lab.yaml", f"slider {name!r}: unknown series {series!r} (allowed: {', '.join(SERIES)})")
-    values = set(SERIES[series](spec.minimum, spec.maximum))
+    if isinstance(series, list):
+        outside = [v for v in series if not spec.minimum <= v <= spec.maximum]
+        if outside:
+            raise BuildError("content/lab.yaml", f"slider {name!r}: stops {outside} outside {spec.minimum:g} … {spec.maximum:g}")
+        values = set(series)
+    elif series in SERIES:
+        values = set(SERIES[series](spec.minimum, spec.maximum))
+    else:
+        raise BuildError("content/lab.yaml", f"slider {name!r}: unknown series {series!r} (allowed: a list of values or {', '.join(SERIES)})")
     values.update((spec.minimum, spec.maximum, spec.default))
-    if spec.integer:
+    if spec.integer or all(float(v) == int(v) for v in values):
         values = {int(v) for v in values}
     return sorted(values)
 

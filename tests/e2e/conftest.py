@@ -6,10 +6,8 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from browser import LAUNCH_ARGS, executable_path
+from labtest import LIVE_TIMEOUT_MS
 from serve import serve_in_thread
-
-#: Pyodide boots in about 4 s on two idle cores; CI may be loaded.
-LIVE_TIMEOUT_MS = 120_000
 
 
 def pytest_collection_modifyitems(items):
@@ -64,9 +62,3 @@ def page(context):
     return page
 
 
-def wait_live(page):
-    page.wait_for_function("document.getElementById('lab').dataset.labState === 'live'", timeout=LIVE_TIMEOUT_MS)
-
-
-def wait_applied(page, seq):
-    page.wait_for_function(f"Number(document.getElementById('lab').dataset.appliedSeq || 0) >= {seq}", timeout=LIVE_TIMEOUT_MS)

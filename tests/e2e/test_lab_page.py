@@ -1,58 +1,206 @@
-"""The lab in a real headless Chromium, in both languages."""
+"""The lab in a real headless Chromium, in both languages: inputs, cards, URL,
+errors, the plan's pictures, accessibility and the language switch."""
+import json
 import re
+from pathlib import Path
 
-from conftest import wait_applied, wait_live
+import pytest
+
+from labtest import ROOT, requested, settle, wait_live
 
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
+LANGS = {"en": "lab/", "zh": "zh/lab/"}
 
 
-def test_precomputed_result_is_on_the_page_without_any_script(browser, base_url):
+def applied(page):
+    return int(page.get_attribute("#lab-app", "data-applied-seq") or 0)
+
+
+def snapshot_view(page):
+    """Everything the view shows, to compare before and after a change."""
+    return page.evaluate("""() => {
+        const lab = document.getElementById('lab-app');
+        const texts = [...lab.querySelectorAll('[data-bind], .lab-decisions, .lab-bar, .lab-typed')]
+            .map(el => el.value !== undefined && el.tagName === 'INPUT' ? el.value : el.textContent);
+        return texts.join('\\u241e');
+    }""")
+
+
+def open_live(page, path="lab/"):
+    page.goto(path)
+    wait_live(page)
+    settle(page)  # the baseline request the page sends once live
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_precomputed_lab_is_complete_without_any_script(browser, base_url, lang):
     context = browser.new_context(base_url=base_url, java_script_enabled=False)
     page = context.new_page()
-    page.goto("lab/")
-    assert page.get_attribute("#lab", "data-lab-state") == "precomputed"
-    assert re.search(r"GB .* 80 GB", page.text_content(MEMORY_TEXT))
-    page.goto("zh/lab/")
-    assert "每 GPU" in page.text_content(MEMORY_TEXT)
+    page.goto(LANGS[lang])
+    assert page.get_attribute("#lab-app", "data-lab-state") == "precomputed"
+    assert page.locator(".meter").count() == 5
+    assert page.locator(".decision").count() == 6
+    assert page.locator(".lab-stage[aria-current=step]").count() == 1
+    assert page.locator("#wb-mesh rect").count() >= 1
+    assert page.locator(".lab-bar svg").count() == 2
+    assert page.locator(".lab-schedule svg").count() == 1
+    assert page.locator(".lab-card").count() == 6
+    assert "80 GB" in page.text_content(MEMORY_TEXT)
     context.close()
 
 
 def test_precomputed_value_shows_while_the_worker_is_still_loading(page):
-    # Hold Pyodide's wasm back so the page is caught before the live lab is up.
-    page.route("**/pyodide.asm.wasm", lambda route: None)
+    page.route("**/pyodide.asm.wasm", lambda route: None)  # hold Pyodide back
     page.goto("lab/")
-    assert page.get_attribute("#lab", "data-lab-state") == "precomputed"
+    assert page.get_attribute("#lab-app", "data-lab-state") == "precomputed"
     assert "GB" in page.text_content(MEMORY_TEXT)
 
 
-def test_moving_the_slider_changes_the_meter(page):
-    page.goto("lab/")
-    wait_live(page)
-    before = page.text_content(MEMORY_TEXT)
-    page.focus("#slider-params")
-    for _ in range(10):
+SLIDERS = ["params", "gpus", "global_batch_tokens", "seq_len", "inter_node_gbps", "checkpoint_interval_min"]
+
+
+@pytest.mark.parametrize("name", SLIDERS)
+def test_every_slider_changes_the_plan(page, name):
+    open_live(page)
+    before = snapshot_view(page)
+    typed_before = page.input_value(f"#typed-{name}")
+    seq = requested(page)
+    page.focus(f"#slider-{name}")
+    for _ in range(4):
         page.keyboard.press("ArrowRight")
-    wait_applied(page, 1)
-    page.wait_for_function(
-        "([sel, before]) => document.querySelector(sel).textContent !== before", arg=[MEMORY_TEXT, before]
-    )
-    after = page.text_content(MEMORY_TEXT)
-    assert after != before
-    assert page.input_value("#typed-params") == page.get_attribute("#slider-params", "aria-valuetext")
+    settle(page, seq)
+    page.wait_for_function("([n, v]) => document.getElementById('typed-' + n).value !== v", arg=[name, typed_before])
+    assert page.input_value(f"#typed-{name}") == page.get_attribute(f"#slider-{name}", "aria-valuetext")
+    page.wait_for_function("""([before]) => {
+        const lab = document.getElementById('lab-app');
+        return lab.dataset.appliedSeq && [...lab.querySelectorAll('[data-bind], .lab-decisions, .lab-bar')]
+            .map(el => el.textContent).join('\\u241e') !== before; }""", arg=[before])
 
 
-def test_typed_value_out_of_range_is_rejected_and_state_kept(page):
-    page.goto("lab/")
-    wait_live(page)
+@pytest.mark.parametrize("name, text, shown", [
+    ("params", "70B", "70B"), ("gpus", "1,024", "1,024"), ("global_batch_tokens", "4M", "4M"),
+    ("seq_len", "8K", "8K"), ("inter_node_gbps", "400", "400 Gb/s"), ("checkpoint_interval_min", "15", "15 min")])
+def test_every_typed_input_changes_the_plan(page, name, text, shown):
+    open_live(page)
+    seq = requested(page)
+    before = snapshot_view(page)
+    page.fill(f"#typed-{name}", text)
+    page.press(f"#typed-{name}", "Enter")
+    settle(page, seq)
+    assert page.locator(f"#error-{name}").is_hidden()
+    page.locator(f"#typed-{name}").blur()
+    page.wait_for_function("([n, v]) => document.getElementById('typed-' + n).value === v", arg=[name, shown])
+    assert snapshot_view(page) != before
+    assert f"{name}=" in page.url
+
+
+def test_advanced_inputs_change_the_plan(page):
+    open_live(page)
+    page.click(".lab-advanced summary")
+    seq = requested(page)
     before = page.text_content(MEMORY_TEXT)
+    page.select_option("#adv-gpu", "h200_141gb")
+    settle(page, seq)
+    assert "141 GB" in page.text_content(MEMORY_TEXT) and page.text_content(MEMORY_TEXT) != before
+    seq = requested(page)
+    page.fill("#adv-layers", "48")
+    page.press("#adv-layers", "Enter")
+    settle(page, seq)
+    assert page.input_value("#adv-layers") == "48"
+    seq = requested(page)
+    page.uncheck("#adv-flash_attention")
+    settle(page, seq)
+    assert "flash_attention=false" in page.url
+
+
+def test_bad_typed_value_is_rejected_with_the_range_and_state_kept(page):
+    open_live(page)
+    before = snapshot_view(page)
+    seq = requested(page)
     page.fill("#typed-gpus", "100000")
     page.press("#typed-gpus", "Enter")
+    settle(page, seq)
     error = page.locator("#error-gpus")
-    error.wait_for(state="visible")
-    assert "32,768" in error.text_content()
+    assert error.is_visible() and "32,768" in error.text_content()
     assert page.get_attribute("#typed-gpus", "aria-invalid") == "true"
     assert page.input_value("#typed-gpus") == "100000"  # nothing the reader typed is lost
-    assert page.text_content(MEMORY_TEXT) == before
+    page.fill("#typed-params", "lots")
+    page.press("#typed-params", "Enter")
+    settle(page, seq + 1)
+    assert "lots" in page.text_content("#error-params")
+    after = snapshot_view(page).split("\u241e")
+    kept = [a for a, b in zip(after, before.split("\u241e")) if a == b]
+    assert len(kept) >= len(after) - 2  # only the two typed boxes differ: the plan stayed
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_cards_set_the_workload(page, lang):
+    open_live(page, LANGS[lang])
+    seq = requested(page)
+    page.click("button[data-scenario=data-parallel]")
+    settle(page, seq)
+    assert page.input_value("#typed-gpus") == "64"
+    assert page.get_attribute("#lab-app", "data-stage") == "data_parallel"
+    assert page.get_attribute("button[data-scenario=data-parallel]", "aria-pressed") == "true"
+    assert "gpus=64" in page.url
+
+
+def test_cards_work_from_precomputed_results_before_pyodide(page):
+    page.route("**/pyodide.asm.wasm", lambda route: None)
+    page.goto("lab/")
+    page.click("button[data-scenario=tensor-pipeline]")
+    page.wait_for_function("document.getElementById('typed-gpus').value === '512'")
+    assert page.get_attribute("#lab-app", "data-lab-state") == "precomputed"
+    assert page.get_attribute("#lab-app", "data-stage") != "single_gpu"
+
+
+def test_url_round_trip_and_history(page):
+    page.goto("lab/?params=175000000000&gpus=1024")
+    wait_live(page)
+    settle(page)
+    assert page.input_value("#typed-params") == "175B"
+    assert page.input_value("#typed-gpus") == "1,024"
+    seq = requested(page)
+    page.focus("#slider-gpus")
+    page.keyboard.press("ArrowRight")
+    page.dispatch_event("#slider-gpus", "change")
+    settle(page, seq)
+    page.wait_for_function("!location.search.includes('gpus=1024&') && !location.search.endsWith('gpus=1024')")
+    moved = page.input_value("#typed-gpus")
+    page.go_back()
+    page.wait_for_function("document.getElementById('typed-gpus').value === '1,024'")
+    page.go_forward()
+    page.wait_for_function(f"document.getElementById('typed-gpus').value === {json.dumps(moved)}")
+
+
+def test_malformed_url_falls_back_to_defaults_with_a_notice(page):
+    page.goto("lab/?params=banana&gpus=8")
+    notice = page.locator("#lab-notice")
+    notice.wait_for(state="visible")
+    assert "banana" in notice.text_content()
+    assert page.input_value("#typed-params") == "1.3B"
+    wait_live(page)
+
+
+def test_pipeline_picture_and_memory_bar_for_a_pipelined_plan(page):
+    open_live(page)
+    seq = requested(page)
+    page.click("button[data-scenario=tensor-pipeline]")
+    settle(page, seq)
+    assert page.locator(".lab-bar .bar-weights").count() >= 1
+    assert page.locator(".bar-limit").count() == 1
+    pp = int(page.text_content("[data-bind='plan.items.pp']"))
+    if pp > 1:
+        assert page.locator(".lab-schedule .pp-fwd").count() > 0
+        assert page.locator(".lab-schedule .pp-stage").count() == min(pp, 8)
+
+
+def test_decisions_mark_what_changed(page):
+    open_live(page)
+    seq = requested(page)
+    page.click("button[data-scenario=at-scale]")
+    settle(page, seq)
+    assert page.locator(".decision.changed").count() >= 1
 
 
 def test_language_switch_leads_to_the_chinese_lab(page):
@@ -62,12 +210,40 @@ def test_language_switch_leads_to_the_chinese_lab(page):
     page.wait_for_url(re.compile(r"/zh/lab/$"))
     assert page.get_attribute("html", "lang") == "zh"
     wait_live(page)
-    assert "每 GPU" in page.text_content(MEMORY_TEXT)
+    assert "GPU" in page.text_content(MEMORY_TEXT) and "负载" in page.text_content(MEMORY_TEXT)
 
 
 def test_no_request_leaves_the_origin(page, context):
-    for path in ("", "lab/", "zh/", "zh/lab/"):
+    for path in ("", "lab/", "zh/", "zh/lab/", "rules/", "zh/rules/"):
         page.goto(path)
-        if "lab" in path:
+        if path.endswith("lab/"):
             wait_live(page)
     assert context.request_log.other_origins() == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_accessibility_has_no_serious_violations(page, lang):
+    open_live(page, LANGS[lang])
+    page.add_script_tag(path=str(Path(ROOT) / "node_modules/axe-core/axe.min.js"))
+    result = page.evaluate("async () => await axe.run(document.getElementById('lab-app'), {resultTypes: ['violations']})")
+    serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
+               if v["impact"] in ("serious", "critical")]
+    assert not serious, serious
+
+
+def test_sliders_are_keyboard_operable_and_labelled(page):
+    open_live(page)
+    for name in SLIDERS:
+        label = page.locator(f"label[for=slider-{name}]")
+        assert label.count() == 1 and label.text_content().strip()
+        assert page.get_attribute(f"#slider-{name}", "aria-valuetext")
+
+
+def test_usable_on_a_phone_width_screen(browser, base_url):
+    context = browser.new_context(base_url=base_url, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto("lab/")
+    wait_live(page)
+    overflow = page.evaluate("() => document.getElementById('lab-app').scrollWidth - document.getElementById('lab-app').clientWidth")
+    assert overflow <= 1
+    context.close()

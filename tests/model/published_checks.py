@@ -1,7 +1,7 @@
 """Predicted vs published figures, shared by the tests and validation_report.py.
 
 Reads shared/validation/published.yaml (../shared/validation/ from the repo
-root) when it exists, else the vendored tests/data/published.yaml. Each check
+root) when it exists, else the vendored content/validation/published.yaml. Each check
 is (fact id, quantity, predicted, published, tolerance, kind) where kind is
 "abs" (absolute tolerance in the published unit) or "rel" (relative).
 End-to-end runs that are NOT in the published file are listed separately in
@@ -25,7 +25,7 @@ from lab_core.memory import model_state_bytes_per_gpu  # noqa: E402
 from lab_core.shape import param_count  # noqa: E402
 
 SHARED = os.path.join(ROOT, "..", "shared", "validation", "published.yaml")
-VENDORED = os.path.join(ROOT, "tests", "data", "published.yaml")
+VENDORED = os.path.join(ROOT, "content", "validation", "published.yaml")
 GB = 1e9
 MIB = 1048576.0
 GIB = 1073741824.0

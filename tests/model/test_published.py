@@ -18,4 +18,4 @@ def test_published_figure(row):
 def test_vendored_copy_is_identical():
     assert os.path.exists(VENDORED)
     if os.path.exists(SHARED):
-        assert filecmp.cmp(SHARED, VENDORED, shallow=False), "tests/data/published.yaml differs from shared/"
+        assert filecmp.cmp(SHARED, VENDORED, shallow=False), "content/validation/published.yaml differs from shared/"

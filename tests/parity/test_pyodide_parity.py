@@ -8,7 +8,8 @@ import pytest
 
 from labsite import assets
 from labsite.catalog import load_catalogs
-from labsite.labpage import RUNTIME_CATALOG_KEYS, load_lab_layout
+from labsite.labpage import default_inputs, load_lab_layout
+from labsite.pages.lab import runtime_session_config
 
 import driver
 
@@ -24,13 +25,15 @@ def parity_cases():
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1, "gpus": 8}]})
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1e9, "gpus": 3.5}]})
     layout = load_lab_layout()
-    kinds = {s["name"]: s["kind"] for s in layout["sliders"]}
     for lang, catalog in load_catalogs().items():
-        config = {"catalog": {k: catalog[k] for k in RUNTIME_CATALOG_KEYS}, "kinds": kinds}
-        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}})
-        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"params": "1.3B"}})
-        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"params": "lots"}})
-        cases.append({"session": config, "inputs": {"params": 70e9, "gpus": 64}, "typed": {"gpus": "100000"}})
+        config = runtime_session_config(layout, catalog, lang)
+        for params, gpus in ((1.3e9, 1), (1.3e9, 64), (13e9, 64), (175e9, 1024), (405e9, 16384), (1e12, 8)):
+            inputs = dict(default_inputs(), params=params, gpus=gpus)
+            cases.append({"session": config, "inputs": inputs})
+        base = dict(default_inputs(), params=70e9, gpus=64)
+        cases.append({"session": config, "inputs": base, "typed": {"params": "1.3B", "seq_len": "8K"}})
+        cases.append({"session": config, "inputs": base, "typed": {"params": "lots"}})
+        cases.append({"session": config, "inputs": base, "typed": {"gpus": "100000"}})
     return cases
 
 
@@ -46,7 +49,7 @@ def test_cpython_and_pyodide_agree(tmp_path, repo_root):
         [node, str(HERE / "run_pyodide.mjs"), str(zip_path), str(HERE / "driver.py"), str(cases_path)],
         cwd=repo_root, capture_output=True, text=True, timeout=300, check=False,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, result.stderr[result.stderr.rfind("Traceback"):][:3000]
     pyodide_out = json.loads(result.stdout)
     cpython_out = json.loads(driver.run(json.dumps(cases)))
     assert len(pyodide_out) == len(cases)

@@ -2,14 +2,45 @@
 // passes requests to it, coalesced so only the newest state waits while the
 // worker is busy. Knows nothing about the page's DOM.
 //
-//   const runtime = createLabRuntime({ root, pyzip, sessionConfig, onStatus, onResult });
+//   const runtime = createLabRuntime({ root, pyzip, sessionConfig, snapshot, serviceWorker, onStatus, onResult });
 //   runtime.request({ inputs, typed })  -> sequence number
-//   onStatus("live" | "failed" | "unavailable", { bootMs, reason })
-//   onResult(seq, resultObject)
-const BOOT_TIMEOUT_MS = 60000;
+//   onStatus("live" | "failed" | "unavailable", { bootMs, bootKind, fallback, reason })
+//   onResult(seq, resultObject, workerMs)
+//
+// snapshot: {url, sha256, bytes} of the build-time Pyodide memory snapshot, or
+// null. The worker boots from it and falls back to a cold boot by itself on any
+// error; if the snapshot stage hangs, the worker is restarted cold from here.
+// serviceWorker: URL of the site's service worker, registered once the lab is
+// live (so precaching never competes with the boot), or null.
+// Performance marks: "lab:worker-start", "lab:live" (navigation start = 0) and
+// "lab:result" for the latest answer (detail: {seq, workerMs}), read by bench/bench_browser.py.
+const SNAPSHOT_TIMEOUT_MS = 20000; // snapshot fetch + restore; then a cold restart
+const BOOT_TIMEOUT_MS = 60000; // a cold boot; then the lab is reported failed
 
-export function createLabRuntime({ root, pyzip, sessionConfig, onStatus, onResult }) {
-  const state = { seq: 0, busy: false, pending: null, ready: false, worker: null };
+function timeouts() {
+  // Tests may shorten them (page.add_init_script) to exercise the restart.
+  const override = globalThis.LAB_BOOT_TIMEOUTS || {};
+  return { snapshot: override.snapshot || SNAPSHOT_TIMEOUT_MS, cold: override.cold || BOOT_TIMEOUT_MS };
+}
+
+function whyNot() {
+  if (location.protocol === "file:") return ["unavailable", "file"];
+  if (typeof WebAssembly !== "object") return ["failed", "WebAssembly is not available in this browser"];
+  if (typeof Worker !== "function") return ["failed", "Web Workers are not available in this browser"];
+  return null;
+}
+
+function registerServiceWorker(url) {
+  if (!url || !("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register(new URL(url, location.href)).catch((error) => {
+    console.warn("lab: service worker not registered:", error);
+  });
+}
+
+export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, serviceWorker = null, onStatus, onResult }) {
+  const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null };
+  const limits = timeouts();
+  const base = new URL(root, location.href);
 
   function send(message) {
     state.busy = true;
@@ -27,15 +58,12 @@ export function createLabRuntime({ root, pyzip, sessionConfig, onStatus, onResul
 
   function fail(reason) {
     state.ready = false;
+    state.failed = true;
     onStatus("failed", { reason });
   }
 
-  function start() {
-    if (location.protocol === "file:") {
-      onStatus("unavailable", { reason: "file" });
-      return;
-    }
-    const base = new URL(root, location.href);
+  // One worker; `withSnapshot` false after a restart. `restartReason` says why.
+  function launch(withSnapshot, restartReason = null) {
     let worker;
     try {
       worker = new Worker(new URL("assets/lab/worker.js", base), { type: "module" });
@@ -44,20 +72,46 @@ export function createLabRuntime({ root, pyzip, sessionConfig, onStatus, onResul
       return;
     }
     state.worker = worker;
-    const timer = setTimeout(() => {
-      if (!state.ready) {
-        worker.terminate();
-        fail("timeout");
-      }
-    }, BOOT_TIMEOUT_MS);
+    performance.mark("lab:worker-start");
+    let stage = withSnapshot ? "snapshot" : "cold";
+    let timer = null;
+    const restartCold = (why) => {
+      clearTimeout(timer);
+      worker.terminate();
+      launch(false, why);
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (state.ready) return;
+        if (stage === "snapshot") restartCold("snapshot boot timed out");
+        else {
+          worker.terminate();
+          fail("timeout");
+        }
+      }, stage === "snapshot" ? limits.snapshot : limits.cold);
+    };
+    arm();
     worker.onmessage = ({ data }) => {
-      if (data.type === "ready") {
+      if (data.type === "stage") {
+        stage = data.stage;
+        arm();
+      } else if (data.type === "ready") {
         clearTimeout(timer);
         state.ready = true;
-        onStatus("live", { bootMs: data.bootMs });
+        performance.mark("lab:live");
+        onStatus("live", {
+          bootMs: data.bootMs,
+          bootKind: data.bootKind,
+          fallback: data.fallback || restartReason || null,
+          liveAtMs: performance.now(),
+        });
+        registerServiceWorker(serviceWorker);
         if (state.pending) send(state.pending);
       } else if (data.type === "result") {
         state.busy = false;
+        performance.clearMarks("lab:result"); // only the latest: the timeline must not grow per move
+        performance.mark("lab:result", { detail: { seq: data.seq, workerMs: data.ms } });
         onResult(data.seq, JSON.parse(data.response), data.ms);
         if (state.pending) send(state.pending);
       } else if (data.type === "fatal") {
@@ -66,17 +120,26 @@ export function createLabRuntime({ root, pyzip, sessionConfig, onStatus, onResul
       }
     };
     worker.onerror = (event) => {
-      clearTimeout(timer);
-      fail(event.message || "worker error");
+      if (state.failed) return;
+      if (state.ready) return fail(event.message || "worker error");
+      // A worker that dies while restoring the snapshot gets one cold restart.
+      if (stage === "snapshot") restartCold(`snapshot boot crashed: ${event.message || "worker error"}`);
+      else {
+        clearTimeout(timer);
+        fail(event.message || "worker error");
+      }
     };
     worker.postMessage({
       type: "init",
       indexURL: new URL("assets/pyodide/", base).href,
       pyzipURL: new URL(pyzip, location.href).href,
       sessionConfig: JSON.stringify(sessionConfig),
+      snapshot: withSnapshot && snapshot ? { ...snapshot, url: new URL(snapshot.url, location.href).href } : null,
     });
   }
 
-  start();
+  const blocked = whyNot();
+  if (blocked) onStatus(blocked[0], { reason: blocked[1] });
+  else launch(Boolean(snapshot));
   return { request, isReady: () => state.ready };
 }

@@ -1,0 +1,242 @@
+"""The scenario gallery and the Contributing page's generated parts.
+
+Slots:
+  gallery            every scenario as a card: demo path, published runs, the rest
+  scenario_example   the worked example file (scenarios/examples/), verbatim
+  scenario_fields    the scenario format's fields (from labsite.scenarios.fields)
+  scenario_inputs    the workload inputs with range and default (from lab_core.inputs)
+  scenario_metrics   the published figures the lab predicts
+
+Scenario files are validated when this module is imported (at the start of
+every build, from site.configure via pages.load_all), so a bad file stops the
+build before anything is written, with the same ``file:line: ...`` lines as
+``python build/check_scenarios.py``. Renders call load_all() again, which
+revalidates only when a file changed (``mkdocs serve``).
+
+Other pages can reuse ``card(scenario, ctx)``: the same dict the gallery
+renders (title, summary, workload facts, layout, prediction, published vs
+predicted, lab link) in the page's language.
+"""
+from lab_core import GPU_PRESETS, compute, evaluate
+from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
+from lab_view import format_quantity
+
+from ..scenarios import METRICS, SCENARIOS, load_all, predicted
+from ..scenarios.fields import EXAMPLES_DIR, SCENARIO_FIELDS, SCENARIO_SCHEMA_FILE
+from ..slots import slot_renderer
+
+# Validate first: a bad file fails the build here, before any renderer registers.
+load_all()
+
+try:  # the planner (lab_core.planner) lands separately; cards fall back to compute()
+    from lab_core.planner.api import plan_json
+except ImportError:  # pragma: no cover - depends on the planner being there
+    plan_json = None
+
+#: Workload inputs shown on a card, with their quantity kind.
+CARD_INPUTS = (
+    ("params", "params"),
+    ("gpus", "count"),
+    ("global_batch_tokens", "tokens"),
+    ("seq_len", "seq"),
+    ("inter_node_gbps", "gbps"),
+    ("checkpoint_interval_min", "minutes"),
+)
+EXAMPLE_FILE = "minimal-example.yaml"
+
+
+def _fmt(value, kind, units):
+    """lab_view's formatting; metric values in percent are given to it as ratios."""
+    if kind == "percent":
+        return format_quantity(value / 100.0, "percent", units)
+    return format_quantity(value, kind, units)
+
+
+def _layout_text(par, t):
+    parts = [t["layout_parts"]["tp"].format(n=par["tp"]), t["layout_parts"]["pp"].format(n=par["pp"]),
+             t["layout_parts"]["dp"].format(n=par["dp"])]
+    if par.get("zero"):
+        parts.append(t["layout_parts"]["zero"].format(n=par["zero"]))
+    parts.append(t["recompute"][par.get("recompute", "none")])
+    if par.get("sequence_parallel"):
+        parts.append(t["layout_parts"]["sequence_parallel"])
+    parts.append(t["layout_parts"]["micro_batch"].format(n=par.get("micro_batch", 1)))
+    if par.get("interleave", 1) > 1:
+        parts.append(t["layout_parts"]["interleave"].format(n=par["interleave"]))
+    return " · ".join(parts)
+
+
+def _difference(pred, pub, units):
+    change = (pred - pub) / pub * 100.0
+    sign = "+" if change > 0.05 else ("−" if change < -0.05 else "±")
+    return sign + format_quantity(abs(change) / 100.0, "percent", units)
+
+
+def _plan(workload):
+    """(stage, parallelism dict, report dict) recommended by the planner, or Nones."""
+    if plan_json is None:
+        return None, None, None
+    result = plan_json(dict(workload))
+    if isinstance(result, str):
+        import json
+        result = json.loads(result)
+    if not isinstance(result, dict) or result.get("ok") is False:
+        return None, None, None
+    plan = result.get("plan", result)
+    return plan.get("stage"), plan.get("parallelism"), plan.get("report")
+
+
+def card(scenario, ctx, step=None):
+    """Everything a card shows for ``scenario`` in ``ctx``'s language (plain data)."""
+    lang, t = ctx.lang, ctx.catalog["scenarios"]
+    units = t["units"]
+    w = scenario.workload_object()
+    facts = []
+    for name, kind in CARD_INPUTS:
+        value = getattr(w, name)
+        facts.append({"label": t["inputs"][name], "value": _fmt(value, kind, units)})
+    facts.insert(2, {"label": t["inputs"]["gpu"], "value": GPU_PRESETS[w.gpu].name})
+    layout = stage = None
+    prediction, published = [], []
+    report = None
+    if scenario.parallelism is not None:
+        report = evaluate(w, scenario.parallelism_object()).to_dict()
+        layout = {"pinned": True, "text": _layout_text(scenario.parallelism, t)}
+    else:
+        stage_id, par, report = _plan(scenario.workload)
+        if par:
+            layout = {"pinned": False, "text": _layout_text(par, t)}
+        if stage_id:
+            stage = t["stages"].get(stage_id, stage_id)
+    if report is not None:
+        memory = report["memory"]
+        fits = memory["fits"]
+        prediction.append({"label": t["prediction_labels"]["memory"],
+                           "value": t["memory_of"].format(used=_fmt(memory["total_bytes"], "bytes_gb", units),
+                                                          device=_fmt(memory["device_bytes"], "bytes_gb", units)),
+                           "level": "ok" if fits else "critical",
+                           "note": t["fits"] if fits else t["does_not_fit"]})
+        prediction.append({"label": t["prediction_labels"]["step_time"],
+                           "value": _fmt(report["time"]["step_s"], "seconds", units), "note": None})
+        prediction.append({"label": t["prediction_labels"]["tflops"],
+                           "value": _fmt(predicted(METRICS["model_tflops_per_gpu"], report, w.gpus), "tflops", units)})
+        prediction.append({"label": t["prediction_labels"]["mfu"],
+                           "value": format_quantity(report["throughput"]["mfu"], "percent", units)})
+    else:
+        result = compute(dict(scenario.workload))
+        mem = result["memory"]
+        prediction.append({"label": t["prediction_labels"]["model_state"],
+                           "value": t["memory_of"].format(used=_fmt(mem["model_state_bytes"], "bytes_gb", units),
+                                                          device=_fmt(mem["device_bytes"], "bytes_gb", units)),
+                           "level": "ok" if mem["ratio"] <= 1.0 else "critical",
+                           "note": t["fits"] if mem["ratio"] <= 1.0 else t["does_not_fit"]})
+    for figure in scenario.published:
+        metric = METRICS[figure["metric"]]
+        value = predicted(metric, report, w.gpus) if report is not None else None
+        published.append({
+            "label": t["metrics"][metric.name],
+            "published": _fmt(figure["value"], metric.unit, units),
+            "predicted": _fmt(value, metric.unit, units) if value is not None else t["no_prediction"],
+            "difference": _difference(value, figure["value"], units) if value else "",
+            "where": figure["where"],
+            "note": figure.get("note", {}).get(lang),
+        })
+    return {
+        "id": scenario.id,
+        "step": step,
+        "title": scenario.title[lang],
+        "summary": scenario.summary[lang],
+        "narrative": scenario.narrative[lang],
+        "notes": scenario.notes[lang] if scenario.notes else None,
+        "tags": list(scenario.tags),
+        "facts": facts,
+        "layout": layout,
+        "stage": stage,
+        "prediction": prediction,
+        "published": published,
+        "source": scenario.source,
+        "lab_url": f"{ctx.link('lab/')}?{scenario.lab_query()}",
+    }
+
+
+def gallery_sections(ctx):
+    """``[(section key, [card])]``: the demo path in order, published runs by GPU count, the rest by id."""
+    scenarios, steps = load_all()
+    on_path = set(steps)
+    demo = [card(scenarios[sid], ctx, step=index + 1) for index, sid in enumerate(steps)]
+    runs = sorted((s for s in scenarios.values() if s.published and s.id not in on_path),
+                  key=lambda s: (s.workload_object().gpus, s.id))
+    others = [s for s in scenarios.values() if not s.published and s.id not in on_path]
+    sections = [("demo_path", demo), ("published_runs", [card(s, ctx) for s in runs]),
+                ("more", [card(s, ctx) for s in others])]
+    return [(key, cards) for key, cards in sections if cards]
+
+
+@slot_renderer("gallery")
+def render_gallery(ctx):
+    return ctx.env.get_template("scenario_gallery.html").render(
+        t=ctx.catalog["scenarios"], sections=gallery_sections(ctx), lang=ctx.lang)
+
+
+# --- the Contributing page ------------------------------------------------------
+
+
+def example_text():
+    """The worked example as a contributor copies it into scenarios/ (schema line pointing beside it)."""
+    text = (SCENARIOS / EXAMPLES_DIR / EXAMPLE_FILE).read_text(encoding="utf-8")
+    return text.replace(f"$schema=../{SCENARIO_SCHEMA_FILE}", f"$schema=./{SCENARIO_SCHEMA_FILE}", 1)
+
+
+@slot_renderer("scenario_example")
+def render_example(ctx):
+    return ctx.env.get_template("scenario_code.html").render(
+        code=example_text(), caption=ctx.catalog["contributing"]["example_caption"].format(file=EXAMPLE_FILE))
+
+
+@slot_renderer("scenario_fields")
+def render_fields(ctx):
+    t = ctx.catalog["contributing"]
+    rows = [{"name": f.name, "required": t["required"] if f.required else t["optional"],
+             "text": t["fields"][f.name]} for f in SCENARIO_FIELDS]
+    return ctx.env.get_template("scenario_table.html").render(
+        head=[t["head"]["field"], t["head"]["required"], t["head"]["meaning"]],
+        rows=[[{"code": r["name"]}, {"text": r["required"]}, {"text": r["text"]}] for r in rows])
+
+
+def _spec_range(spec, t, units):
+    if spec.kind == "bool":
+        return t["bool_values"], t["true"] if spec.default else t["false"]
+    if spec.kind == "choice":
+        return ", ".join(str(c) for c in spec.choices), str(spec.default)
+    def number(value):
+        return _fmt(value, "params" if abs(value) >= 1e6 else "plain", units)
+
+    low, high = number(spec.lowest), number(spec.highest)
+    default = t["derived"] if spec.derive_if_zero else number(spec.default)
+    return t["range"].format(low=low, high=high), default
+
+
+@slot_renderer("scenario_inputs")
+def render_inputs(ctx):
+    t = ctx.catalog["contributing"]
+    units = ctx.catalog["scenarios"]["units"]
+    rows = []
+    for spec in INPUT_SPECS:
+        allowed, default = _spec_range(spec, t, units)
+        rows.append([{"code": spec.name}, {"text": t["inputs"][spec.name]}, {"text": allowed}, {"text": default}])
+    return ctx.env.get_template("scenario_table.html").render(
+        head=[t["head"]["input"], t["head"]["meaning"], t["head"]["allowed"], t["head"]["default"]], rows=rows)
+
+
+@slot_renderer("scenario_metrics")
+def render_metrics(ctx):
+    t = ctx.catalog["contributing"]
+    names = ctx.catalog["scenarios"]["metrics"]
+    units = ctx.catalog["scenarios"]["units"]
+    rows = [[{"code": m.name}, {"text": names[m.name]}, {"text": units[m.unit].format(n="x")},
+             {"text": t["metric_notes"][m.name]}] for m in METRICS.values()]
+    return ctx.env.get_template("scenario_table.html").render(
+        head=[t["head"]["metric"], t["head"]["figure"], t["head"]["unit"], t["head"]["meaning"]], rows=rows)
+
+
+assert all(name in SPEC_BY_NAME for name, _ in CARD_INPUTS)

@@ -1,0 +1,191 @@
+"""Tutorial pages: one slot per chapter (``tutorial:<id>``) and the chapter
+list (``tutorial:index``).
+
+A chapter's body is its content/tutorial/NN-<slug>.yaml text in the page's
+language with every {placeholder} filled from tutorial_values (lab_core at
+build time), its charts drawn by charts.py, a "try it in the lab" link whose
+query carries the chapter's workload, and its sources. The section headings
+are added to the page's table of contents so the right-hand TOC lists them.
+"""
+import html
+import re
+from urllib.parse import urlencode
+
+import markdown
+from mkdocs.structure.toc import AnchorLink
+
+from lab_core.hardware import GPU_PRESETS
+from lab_view import format_quantity
+
+from .. import charts
+from ..slots import slot_renderer
+from ..tutorial import chapter_files, cjk_tidy, load_chapter
+from ..tutorial_values import chapter_data
+
+_cache = {}
+
+
+def chapters():
+    """Chapters in reading order, validated against the values they use."""
+    if "chapters" not in _cache:
+        loaded = []
+        for path in chapter_files():
+            first = load_chapter(path)
+            loaded.append(load_chapter(path, chapter_data(first["id"]).values))
+        _cache["chapters"] = loaded
+    return _cache["chapters"]
+
+
+def format_value(value, kind, units):
+    if kind == "text":
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if kind == "scaled":
+        return format_quantity(value, "params", units)
+    return format_quantity(value, kind, units)
+
+
+def formatted(values, units):
+    return {name: format_value(value, kind, units) for name, (value, kind) in values.items()}
+
+
+def _query_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)
+
+
+def try_link(ctx, workload):
+    query = urlencode([(name, _query_value(value)) for name, value in workload.items()])
+    return f"{ctx.link('lab/')}?{query}"
+
+
+_INPUT_KINDS = {"params": "params", "global_batch_tokens": "tokens", "inter_node_gbps": "gbps",
+                "checkpoint_interval_min": "minutes", "training_tokens": "scaled"}
+
+
+def input_text(name, value, units):
+    """A workload input as the try-it summary shows it."""
+    if name == "gpu":
+        return GPU_PRESETS[value].name
+    return format_value(value, _INPUT_KINDS.get(name, "count"), units)
+
+
+def _md(text):
+    return markdown.markdown(text, extensions=["attr_list", "tables"], output_format="html")
+
+
+def _inline(text):
+    """Markdown of one line (a heading) without the paragraph around it."""
+    out = _md(text)
+    return out[3:-4] if out.startswith("<p>") and out.endswith("</p>") else out
+
+
+def _plain(heading_html):
+    return html.unescape(re.sub(r"<[^>]+>", "", heading_html))
+
+
+def _fill(template, values):
+    return template.format(**values) if template else ""
+
+
+def render_chart(spec, catalog, units):
+    texts = catalog["tutorial"]["charts"][spec["id"]]
+    common = formatted(spec.get("text_values", {}), units)
+    title = _fill(texts["title"], common)
+    desc = _fill(texts["desc"], common)
+    caption = _fill(texts.get("caption", ""), common)
+    chart_id = f"chart-{spec['id'].replace('_', '-')}"
+    if spec["type"] == "line":
+        series = []
+        for item in spec["series"]:
+            label = _fill(texts["series"][item["key"]], formatted(item.get("label_values", {}), units))
+            series.append(charts.Series(label, item["points"], item.get("dashed", False)))
+        return charts.line_chart(chart_id, title, desc, texts["x"], texts["y"], series,
+                                 x_log=spec.get("x_log", False), y_log=spec.get("y_log", False),
+                                 y_min=spec.get("y_min"), caption=caption)
+    categories = []
+    for category in spec["categories"]:
+        first, second = category
+        if isinstance(second, str):
+            categories.append(format_value(first, second, units))
+        else:
+            categories.append(_fill(texts["categories"][first], formatted(second, units)))
+    segments = [charts.Segment(texts["segments"][key], values) for key, values in spec["segments"]]
+    reference = None
+    if spec.get("reference"):
+        value, label_values = spec["reference"]
+        reference = charts.Reference(value, _fill(texts["reference"], formatted(label_values, units)))
+    return charts.stacked_bar_chart(chart_id, title, desc, texts["x"], texts["y"], categories, segments,
+                                    reference=reference, caption=caption)
+
+
+def _add_to_toc(page, sections):
+    toc = getattr(page, "toc", None)
+    if toc is None:
+        return
+    items = getattr(toc, "items", None)
+    if items is None:
+        return
+    parent_children = items[0].children if items else items
+    existing = {link.id for link in parent_children}
+    for sid, heading in sections:
+        if sid not in existing:
+            parent_children.append(AnchorLink(heading, sid, 2))
+
+
+def chapter_context(chapter, lang, catalog):
+    """Everything the chapter template needs, in one language (no HTML context)."""
+    units = catalog["units"]
+    data = chapter_data(chapter["id"])
+    values = formatted(data.values, units)
+    chart_specs = {spec["id"]: spec for spec in data.charts}
+    sections = []
+    if lang == "zh":
+        chapter = cjk_tidy(chapter)
+        catalog = dict(catalog, tutorial=cjk_tidy(catalog["tutorial"]))
+    for section in chapter["sections"]:
+        body = _md(section["body"][lang].format(**values))
+        assumption = _md(section["assumption"][lang].format(**values)) if "assumption" in section else ""
+        chart = render_chart(chart_specs[section["chart"]], catalog, units) if section.get("chart") else ""
+        sections.append({"id": section["id"], "heading": _inline(section["heading"][lang].format(**values)),
+                         "body": body, "assumption": assumption, "chart": chart})
+    return {"sections": sections, "sources": chapter["sources"], "workload": data.workload}
+
+
+@slot_renderer("tutorial:index")
+def render_index(ctx):
+    items = []
+    for number, chapter in enumerate(chapters(), start=1):
+        texts = ctx.catalog["tutorial"]["chapters"][chapter["id"]]
+        items.append({"number": number, "title": texts["title"], "summary": texts["summary"],
+                      "url": ctx.link(f"tutorial/{chapter['slug']}/")})
+    return ctx.env.get_template("tutorial_index.html").render(t=ctx.catalog, chapters=items,
+                                                              validation_url=ctx.link("validation/"))
+
+
+def _register(chapter_id):
+    @slot_renderer(f"tutorial:{chapter_id}")
+    def render(ctx):
+        chapter = next(c for c in chapters() if c["id"] == chapter_id)
+        context = chapter_context(chapter, ctx.lang, ctx.catalog)
+        _add_to_toc(ctx.page, [(s["id"], _plain(s["heading"])) for s in context["sections"]]
+                    + [("try-it", ctx.catalog["tutorial"]["try_heading"]),
+                       ("sources", ctx.catalog["tutorial"]["sources_heading"])])
+        workload = [(ctx.catalog["input_labels"].get(name, name), input_text(name, value, ctx.catalog["units"]))
+                    for name, value in context["workload"].items()]
+        return ctx.env.get_template("tutorial_chapter.html").render(
+            t=ctx.catalog, chapter=chapter, sections=context["sections"], sources=context["sources"],
+            try_url=try_link(ctx, context["workload"]), workload=workload,
+            chart_style=charts.CHART_STYLE, lang=ctx.lang)
+    return render
+
+
+def _register_all():
+    from ..tutorial import load_chapter as _load
+    for path in chapter_files():
+        _register(_load(path)["id"])
+
+
+_register_all()

@@ -1,0 +1,84 @@
+"""The "model vs published runs" page: every predicted figure next to the
+published one and the error, computed at build time (build/labsite/validation.py)."""
+from mkdocs.structure.toc import AnchorLink
+
+from ..slots import slot_renderer
+from ..tutorial import cjk_tidy
+from ..validation import KINDS, rows, summary
+
+_cache = {}
+
+
+def validation_rows():
+    if "rows" not in _cache:
+        _cache["rows"] = rows()
+    return _cache["rows"]
+
+
+def _add_to_toc(page, entries):
+    toc = getattr(page, "toc", None)
+    items = getattr(toc, "items", None)
+    if not items:
+        return
+    children = items[0].children
+    known = {link.id for link in children}
+    children.extend(AnchorLink(title, anchor, 2) for anchor, title in entries if anchor not in known)
+
+
+def number(value):
+    """Stable number text for the table: 4 significant digits, grouped thousands."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    text = f"{value:.4g}"
+    if "e" in text:
+        text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return text
+
+
+def signed(value):
+    text = f"{value:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
+
+
+def row_view(row, lang, catalog):
+    texts = catalog["validation"]
+    label = dict(row.label)
+    if "mode" in label:
+        label["mode"] = texts["modes"][label["mode"]]
+    if "run" in label:
+        label["run"] = label["run_zh"] if lang == "zh" else label["run"]
+    if "gpus" in label:
+        label["gpus"] = f"{label['gpus']:,}"
+    quantity = texts["quantities"][row.quantity].format(**label)
+    note = texts["notes"][row.note] if row.note else (row.note_text or {}).get(lang, "")
+    return {
+        "group": row.group, "quantity": quantity, "source": row.source, "url": row.url,
+        "predicted": number(row.predicted), "published": number(row.published),
+        "unit": texts["units"][row.unit], "error": signed(row.error), "abs_error": abs(row.error),
+        "kind": row.kind, "kind_label": texts["kinds"][row.kind], "note": note,
+    }
+
+
+@slot_renderer("validation")
+def render_validation(ctx):
+    if ctx.lang == "zh":
+        ctx.catalog = dict(ctx.catalog, validation=cjk_tidy(ctx.catalog["validation"]))
+    all_rows = validation_rows()
+    views = [row_view(row, ctx.lang, ctx.catalog) for row in all_rows]
+    groups = []
+    for row in views:
+        if not groups or groups[-1]["id"] != row["group"]:
+            groups.append({"id": row["group"], "title": ctx.catalog["validation"]["groups"][row["group"]], "rows": []})
+        groups[-1]["rows"].append(row)
+    stats = summary(all_rows)
+    averages = [{"kind": kind, "label": ctx.catalog["validation"]["kinds"][kind], "mean": f"{stats[kind][0]:.1f}",
+                 "count": stats[kind][1]} for kind in KINDS + ("all",)]
+    misses, predictions = stats["misses"]
+    texts = ctx.catalog["validation"]
+    _add_to_toc(ctx.page, [("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
+                + [("left-out", texts["left_out_heading"])])
+    return ctx.env.get_template("validation.html").render(
+        t=ctx.catalog, groups=groups, averages=averages, misses=misses, predictions=predictions,
+        prediction_mean=f"{stats['prediction'][0]:.1f}")

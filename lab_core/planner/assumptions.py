@@ -1,0 +1,52 @@
+"""Every number the planner chose rather than derived — in one place.
+
+All are TEACHING ASSUMPTIONS: round, defensible values a reader can question;
+the page shows them (THRESHOLDS is exported as data by meters.py). None is
+fitted to a measurement.
+"""
+
+# A plan must leave this fraction of device memory free: the CUDA context,
+# NCCL buffers, allocator fragmentation and temporary workspaces the model
+# does not count (typically a few GB of 80). TEACHING ASSUMPTION.
+MEMORY_SAFETY_MARGIN = 0.10
+
+# Plans whose goodput throughput is within this fraction of the best are
+# near-ties; among them the simpler plan wins (fewer parallel dimensions,
+# lower ZeRO stage, less recompute). Smaller than the model's own error
+# against published runs would be false precision. TEACHING ASSUMPTION.
+TIE_TOLERANCE = 0.03
+
+# A multi-node cluster with at least this many expected interruptions per
+# day is "at scale": recovery is routine and checkpointing is part of the
+# design (Llama 3 405B saw ~7.8/day on 16,384 GPUs, arXiv:2407.21783 Table 5).
+# TEACHING ASSUMPTION.
+AT_SCALE_INTERRUPTIONS_PER_DAY = 1.0
+
+# Meter levels: ratio < warn -> ok, < critical -> warn, else critical.
+# TEACHING ASSUMPTIONS, each with what the ratio measures.
+METER_THRESHOLDS = {
+    # Memory used on the most loaded GPU / device memory. Critical at the
+    # safety margin above: a plan past it is not accepted.
+    "memory": {"measure": "memory_used_over_device", "warn": 0.75, "critical": 1.0 - MEMORY_SAFETY_MARGIN},
+    # Communication not hidden behind compute (TP, pipeline sends, exposed DP
+    # and ZeRO-3 traffic) plus the pipeline bubble, over the step time.
+    "comms": {"measure": "exposed_comm_and_bubble_over_step", "warn": 0.15, "critical": 0.30},
+    # Tokens/s the GPUs consume over what loaders or storage deliver (the
+    # tighter of the two). At 1 the GPUs wait for data.
+    "data": {"measure": "required_over_delivered_tokens", "warn": 0.5, "critical": 1.0},
+    # Activations without recompute over the memory left after model state.
+    # At 1 recompute is forced.
+    "activation": {"measure": "activations_without_recompute_over_room", "warn": 0.7, "critical": 1.0},
+    # Wall time lost to checkpoint writes, lost work and restarts (1 - goodput)
+    # at the reader's checkpoint interval.
+    "fault": {"measure": "time_lost_to_failures_and_checkpoints", "warn": 0.05, "critical": 0.15},
+}
+
+# A checkpoint interval within this factor of the Daly optimum is "near the
+# optimum". TEACHING ASSUMPTION (goodput is flat near the optimum: within a
+# factor 1.5 the loss stays within ~10% of the minimum loss).
+CHECKPOINT_NEAR_OPTIMUM_FACTOR = 1.5
+
+# Upper end of the smallest-GPU-count search for a model that fits nowhere
+# else (twice the slider maximum). TEACHING ASSUMPTION.
+MAX_GPUS_SEARCHED = 65536

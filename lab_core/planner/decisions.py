@@ -1,0 +1,178 @@
+"""The six decisions ("why it changes"): ids and the numbers each reason quotes.
+
+Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
+into English or Chinese and inserts the numbers (SI units: bytes, seconds,
+bytes/s, tokens/s, ratios). No prose here.
+"""
+from .assumptions import CHECKPOINT_NEAR_OPTIMUM_FACTOR
+
+DECISIONS = ("parallelism", "gradient_sync", "activation_memory", "checkpointing", "data_pipeline",
+             "interconnect")
+
+
+def _entry(decision, option, reason, numbers):
+    return {"id": decision, "option": option, "reason": reason, "numbers": numbers}
+
+
+def parallelism(ctx):
+    """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage."""
+    par, c = ctx.parallelism, ctx.c
+    dims = [name for name, size in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if size > 1]
+    option = "_".join(dims) if dims else "single"
+    if par.zero and par.dp > 1:
+        option += "_zero%d" % par.zero
+    weights_total = 2.0 * c.params
+    state_total = c.state_bytes * c.params
+    if not ctx.fits:
+        reason = "nothing_fits"
+    elif ctx.gpus_used == 1:
+        reason = "fits_one_gpu"
+    elif weights_total > ctx.usable and (par.tp > 1 or par.pp > 1):
+        reason = "weights_exceed_gpu_split_model"
+    elif weights_total > ctx.usable:
+        reason = "weights_exceed_gpu_shard_weights"
+    elif state_total > ctx.usable and (par.tp > 1 or par.pp > 1):
+        reason = "state_exceeds_gpu_split_model"
+    elif state_total > ctx.usable:
+        reason = "state_exceeds_gpu_shard_state"
+    elif par.tp > 1 or par.pp > 1:
+        reason = "split_model_faster"
+    else:
+        reason = "replicas_fit"
+    numbers = {
+        "params": c.params,
+        "weights_bytes_total": weights_total,
+        "state_bytes_total": state_total,
+        "device_bytes": c.device_bytes,
+        "usable_bytes": ctx.usable,
+        "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero,
+        "gpus_per_node": c.gpn,
+        "gpus_used": ctx.gpus_used,
+        "params_per_gpu": ctx.report.params_per_gpu,
+        "memory_bytes_per_gpu": ctx.report.memory_bytes,
+        "best_replica_goodput_tokens_per_s": ctx.best_replica,
+        "goodput_tokens_per_s": ctx.goodput_tokens_per_s,
+    }
+    return _entry("parallelism", option, reason, numbers)
+
+
+def gradient_sync(ctx):
+    """All-reduce (ZeRO-0), reduce-scatter + all-gather (ZeRO-1/2, same 2 Psi volume,
+    arXiv:1910.02054 Sec 7.2.1) or ZeRO-3's extra parameter gathers (Sec 7.2.2)."""
+    par, r = ctx.parallelism, ctx.report
+    if par.dp == 1:
+        option, reason = "none", "single_replica"
+    else:
+        option = ("all_reduce", "reduce_scatter_all_gather", "reduce_scatter_all_gather",
+                  "zero3_gather_reduce_scatter")[par.zero]
+        exposed = r.dp_comm_s + r.zero_comm_s
+        reason = "hidden_by_backward" if exposed <= 0.0 else "exposed"
+    numbers = {
+        "dp": par.dp,
+        "zero": par.zero,
+        "gradient_bytes_per_gpu": r.params_per_gpu * ctx.c.grad_bytes,
+        "dp_comm_total_s": r.dp_comm_total_s,
+        "dp_comm_exposed_s": r.dp_comm_s,
+        "zero_comm_total_s": r.zero_comm_total_s,
+        "zero_comm_exposed_s": r.zero_comm_s,
+        "step_s": r.step_s,
+        "dp_link": r.dp_link,
+    }
+    return _entry("gradient_sync", option, reason, numbers)
+
+
+def activation_memory(ctx):
+    """Recompute mode (arXiv:2205.05198 Sec 5) and sequence parallelism (Sec 4.2.2)."""
+    par, r, c = ctx.parallelism, ctx.report, ctx.c
+    if par.recompute == "none":
+        option = "flash_attention" if c.flash else "keep_all"
+    else:
+        option = par.recompute + "_recompute"
+    room = ctx.usable - ctx.state
+    reason = "fits_without_recompute" if ctx.activations_without_recompute <= room else "recompute_required"
+    numbers = {
+        "activations_bytes": r.activations_bytes,
+        "activations_without_recompute_bytes": ctx.activations_without_recompute,
+        "room_bytes": room,
+        "model_state_bytes": ctx.state,
+        "recompute_s": r.recompute_s,
+        "step_s": r.step_s,
+        "micro_batch": par.micro_batch,
+        "sequence_parallel": par.sequence_parallel,
+        "flash_attention": c.flash,
+    }
+    return _entry("activation_memory", option, reason, numbers)
+
+
+def checkpointing(ctx):
+    """Chosen interval against Daly's optimum (FGCS 2006, Eq 37; Young 1974)."""
+    r = ctx.report
+    daly = r.daly_interval_s
+    interval = r.checkpoint_interval_s
+    if daly is None:
+        option, reason = "keep_interval", "no_failures"
+    elif interval > daly * CHECKPOINT_NEAR_OPTIMUM_FACTOR:
+        option, reason = "shorten_interval", "too_long_loses_work"
+    elif interval < daly / CHECKPOINT_NEAR_OPTIMUM_FACTOR:
+        option, reason = "lengthen_interval", "too_short_wastes_writes"
+    else:
+        option, reason = "keep_interval", "near_optimum"
+    numbers = dict(ctx.checkpoint)
+    numbers["near_optimum_factor"] = CHECKPOINT_NEAR_OPTIMUM_FACTOR
+    return _entry("checkpointing", option, reason, numbers)
+
+
+def data_pipeline(ctx):
+    """GPUs' token demand against loaders and storage (ratios above 1 starve the GPUs)."""
+    r = ctx.report
+    if r.loader_ratio >= 1.0 and r.loader_ratio >= r.storage_ratio:
+        option, reason = "add_loaders", "loader_bound"
+    elif r.storage_ratio >= 1.0:
+        option, reason = "faster_storage", "storage_bound"
+    else:
+        option, reason = "loaders_sufficient", "headroom"
+    numbers = {
+        "required_tokens_per_s": r.tokens_per_s,
+        "loader_tokens_per_s": r.loader_tokens_per_s,
+        "loader_ratio": r.loader_ratio,
+        "required_read_bytes_per_s": r.required_read_bytes_per_s,
+        "storage_read_bytes_per_s": r.storage_read_bytes_per_s,
+        "storage_ratio": r.storage_ratio,
+    }
+    return _entry("data_pipeline", option, reason, numbers)
+
+
+def interconnect(ctx):
+    """Where each collective runs: TP on NVLink inside a node (arXiv:2104.04473
+    Sec 3.2), pipeline sends and DP across nodes on the fabric."""
+    par, r, c = ctx.parallelism, ctx.report, ctx.c
+    nodes = -(-ctx.gpus_used // c.gpn)
+    pp_link = "none" if par.pp == 1 else ("nvlink" if par.tp * par.pp <= c.gpn else "inter_node")
+    if ctx.gpus_used == 1:
+        option, reason = "none", "single_gpu"
+    elif nodes == 1:
+        option, reason = "nvlink_node", "fits_in_one_node"
+    elif ctx.meters["comms"]["level"] == "critical":
+        option, reason = "nvlink_plus_fabric", "fabric_bound"
+    elif par.tp > 1:
+        option, reason = "nvlink_plus_fabric", "tp_on_nvlink_rest_on_fabric"
+    else:
+        option, reason = "nvlink_plus_fabric", "replicas_across_fabric"
+    numbers = {
+        "gpus_per_node": c.gpn,
+        "nodes": nodes,
+        "tp": par.tp,
+        "nvlink_bytes_per_s": ctx.workload.device.nvlink_bytes_per_s,
+        "inter_node_bytes_per_s": ctx.workload.inter_node_gbps * 1e9 / 8.0,
+        "tp_comm_s": r.tp_comm_s,
+        "pp_p2p_s": r.pp_p2p_s,
+        "dp_link": r.dp_link,
+        "pp_link": pp_link,
+        "comms_ratio": ctx.meters["comms"]["ratio"],
+    }
+    return _entry("interconnect", option, reason, numbers)
+
+
+def decisions(ctx):
+    return [parallelism(ctx), gradient_sync(ctx), activation_memory(ctx), checkpointing(ctx),
+            data_pipeline(ctx), interconnect(ctx)]

@@ -1,0 +1,219 @@
+"""recommend(workload) -> Plan: what system to build, and why.
+
+Steps: pick the GPU count a layout can use (space.py); search the plan space
+(search.py); derive the stage the workload forces and the shape of the
+chosen plan (stage.py), meters (meters.py), decisions
+(decisions.py), diagram (diagram.py), the checkpoint interval against
+Young/Daly (lab_core.failures), the alternatives of other stages and, when
+nothing fits, the overflow and the smallest GPU count that would fit
+(nofit.py). Never raises for a valid Workload.
+"""
+import dataclasses
+
+from ..errors import LabInputError
+from ..evaluate import context_for, evaluate
+from ..parallelism import Parallelism
+from ..workload import Workload
+from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
+from .bounds import activation_bytes, state_bytes
+from .decisions import decisions
+from .diagram import diagram
+from .meters import meters
+from .nofit import floor_bytes, largest_fitting, smallest_fitting
+from .plan import Plan
+from .search import search
+from .space import Space
+from .stage import STAGES, shape_stage_parts, workload_stage
+
+
+class _Context:
+    """Everything the decision and diagram builders read."""
+
+    __slots__ = ("workload", "c", "parallelism", "report", "fits", "gpus_used", "usable", "state",
+                 "activations_without_recompute", "checkpoint", "meters", "best_replica",
+                 "goodput_tokens_per_s")
+
+
+def _with_gpus(workload, gpus):
+    return workload if gpus == workload.gpus else dataclasses.replace(workload, gpus=gpus)
+
+
+def _gpus_to_use(workload, space, usable):
+    """The reader's GPU count if a layout uses it and one fits; else the most
+    GPUs a fitting layout uses; else the most any layout uses."""
+    n = workload.gpus
+    c = context_for(workload)
+    if space.layouts(n):
+        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(c, t, p, d) <= usable]
+        if exact:
+            return n
+    fitting = largest_fitting(c, space, usable, n)
+    return fitting if fitting is not None else space.largest_usable(n)
+
+
+def _checkpoint(report, c, gpus):
+    """Chosen interval next to Young/Daly, and what moving to Daly's would gain."""
+    train = report.train_time_s
+    at_daly = train / c.goodput_at_daly if c.goodput_at_daly > 0.0 else None
+    now = report.train_time_with_failures_s
+    saved = (now - at_daly) if (now is not None and at_daly is not None) else None
+    return {
+        "interval_s": report.checkpoint_interval_s,
+        "optimal_interval_s": report.daly_interval_s,
+        "young_interval_s": report.young_interval_s,
+        "checkpoint_write_s": report.checkpoint_write_s,
+        "checkpoint_bytes": report.checkpoint_bytes,
+        "mean_time_to_interrupt_s": report.mtti_s,
+        "interruptions_per_day": report.interruptions_per_day,
+        "goodput": report.goodput,
+        "goodput_at_optimal": report.goodput_at_daly,
+        "goodput_gain": report.goodput_at_daly - report.goodput,
+        "train_time_with_failures_s": now,
+        "train_time_at_optimal_s": at_daly,
+        "time_saved_s": saved,
+        "gpu_hours_saved": None if saved is None else saved * gpus / 3600.0,
+    }
+
+
+def _alternatives(result, chosen, chosen_shape):
+    out = []
+    for stage in STAGES:
+        cand = result.stage_best.get(stage)
+        if cand is None or stage == chosen_shape:
+            continue
+        r = cand.report
+        rel = cand.score / chosen.score
+        if rel >= 1.0 - TIE_TOLERANCE:
+            reason = "more_complex_near_tie"
+        elif cand.report.step_s > chosen.report.step_s:
+            reason = "slower_step"
+        else:
+            reason = "lower_goodput"
+        out.append({
+            "stage": stage,
+            "parallelism": cand.parallelism.to_dict(),
+            "reason": reason,
+            "goodput_tokens_per_s": cand.goodput_tokens_per_s,
+            "relative_score": rel,
+            "step_s": r.step_s,
+            "chosen_step_s": chosen.report.step_s,
+            "memory_bytes": r.memory_bytes,
+            "chosen_memory_bytes": chosen.report.memory_bytes,
+            "memory_ratio": r.memory_ratio,
+            "mfu": r.mfu,
+        })
+    return out
+
+
+def _unfit_stages(c, space, gpus, usable, seen):
+    """Shapes no fitting plan reached: their least memory ("memory"), or
+    "no_layout" when no tp x pp x dp layout of these GPUs has that shape
+    (e.g. replicas only, when the GPU count does not divide the batch)."""
+    least = {}
+    for t, p, d in space.layouts(gpus):
+        if t * p * d == 1:
+            shapes = (("single_gpu", 0, "full"),)
+        elif t == 1 and p == 1:
+            shapes = (("data_parallel", 0, "full"), ("zero_sharded", 3, "full"))
+        else:
+            shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
+        for stage, z, mode in shapes:
+            need = state_bytes(c, t, p, d, z) + activation_bytes(c, t, p, d, mode, 1, 1)
+            if stage not in least or need < least[stage]:
+                least[stage] = need
+    reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
+    out = []
+    for stage in STAGES:
+        if stage not in reachable or stage in seen:
+            continue
+        if stage not in least:
+            out.append({"stage": stage, "reason": "no_layout", "least_memory_bytes": None,
+                        "usable_bytes": usable, "shortfall_bytes": None})
+        elif least[stage] > usable:
+            out.append({"stage": stage, "reason": "memory", "least_memory_bytes": least[stage],
+                        "usable_bytes": usable, "shortfall_bytes": least[stage] - usable})
+    return out
+
+
+def recommend(workload):
+    """The plan with the best goodput throughput that fits (DESIGN.md "Plan")."""
+    if not isinstance(workload, Workload):
+        raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
+    c0 = context_for(workload)
+    usable = c0.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+    space = Space(workload)
+    used = _gpus_to_use(workload, space, usable)
+    w = _with_gpus(workload, used)
+    result = search(w)
+    c = context_for(w)
+    plan = Plan()
+    plan.gpus_requested = workload.gpus
+    plan.gpus_used = used
+    plan.usable_bytes = usable
+    plan.no_fit = None
+    if result.chosen is not None:
+        cand = result.chosen
+        plan.fits = True
+    else:
+        cand = result.closest
+        plan.fits = False
+        if cand is None:
+            # No layout at all (cannot happen for used >= 1: tp = pp = dp = 1 always exists).
+            cand_par = Parallelism()
+            cand = _Fallback(cand_par, evaluate(_with_gpus(workload, 1), cand_par), c.goodput)
+        found = smallest_fitting(c0, space, usable)
+        r = cand.report
+        plan.no_fit = {
+            "closest_parallelism": cand.parallelism.to_dict(),
+            "memory_bytes": r.memory_bytes,
+            "usable_bytes": usable,
+            "device_bytes": c.device_bytes,
+            "overflow_bytes": r.memory_bytes - usable,
+            "overflow_ratio": r.memory_bytes / usable,
+            "min_gpus": None if found is None else found[0],
+            "min_gpus_layout": None if found is None else {"tp": found[1], "pp": found[2], "dp": found[3]},
+        }
+    par, report = cand.parallelism, cand.report
+    plan.parallelism = par
+    plan.report = report
+    plan.goodput_tokens_per_s = cand.goodput_tokens_per_s
+    plan.stage = workload_stage(workload, usable, c0.interruptions_per_day)
+    plan.shape = cand.stage
+
+    ctx = _Context()
+    ctx.workload, ctx.c, ctx.parallelism, ctx.report = w, c, par, report
+    ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
+    ctx.state = state_bytes(c, par.tp, par.pp, par.dp, par.zero)
+    ctx.activations_without_recompute = activation_bytes(c, par.tp, par.pp, par.dp, "none",
+                                                         par.micro_batch, par.interleave)
+    ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
+    replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
+                if s in result.stage_best]
+    ctx.best_replica = max(replicas) if replicas else None
+    ctx.checkpoint = _checkpoint(report, c, used)
+    ctx.meters = meters(report, ctx.activations_without_recompute, ctx.state, usable)
+    plan.meters = ctx.meters
+    plan.checkpoint = ctx.checkpoint
+    plan.decisions = decisions(ctx)
+    plan.diagram = diagram(ctx)
+    plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
+    plan.unfit_stages = _unfit_stages(c, Space(w), used, usable, result.stage_best)
+    plan.search = {
+        "plans_evaluated": result.evaluated,
+        "plans_considered": result.considered,
+        "layouts": result.layouts,
+        "layouts_feasible": result.layouts_feasible,
+        "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
+    }
+    return plan
+
+
+class _Fallback:
+    __slots__ = ("parallelism", "report", "goodput_tokens_per_s", "score", "stage")
+
+    def __init__(self, par, report, goodput):
+        self.parallelism = par
+        self.report = report
+        self.goodput_tokens_per_s = report.tokens_per_s * goodput
+        self.score = report.tokens_per_s
+        self.stage = shape_stage_parts(1, 1, 1, 0, "none")

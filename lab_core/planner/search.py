@@ -1,0 +1,314 @@
+"""Branch-and-bound search for the plan with the best goodput throughput.
+
+Space (DESIGN.md "Plan"): tp (divisors of GPUs per node), pp (divisors of the
+layers), dp, ZeRO 0-3, recompute none/selective/full, micro-batch (divisors of
+the per-replica batch), interleaving (divisors of the layers per stage), with
+sequence parallelism on whenever tp > 1.
+
+What is skipped, and why it is safe (the model's own structure):
+- sequence parallelism off with tp > 1: it never uses less memory or time
+  (arXiv:2205.05198 Table 2 and Table 4: same ring volume, activations and
+  element-wise work split t ways);
+- selective recompute with flash attention on: identical to none in the model
+  (both drop only the 5as/h term and replay the attention core);
+- for one layout, micro-batch, interleave and ZeRO stage, every recompute mode
+  above the least one that fits: recompute adds m x its time to the step and
+  opens at most DP_OVERLAP_FRACTION x its time of overlap window (one
+  micro-batch), so it never pays off -- except with ZeRO-3 and few
+  micro-batches, where lab_core.evaluate lets the same compute hide both the
+  DP reduce-scatter and the ZeRO-3 gathers (m (1 - ZERO3_OVERLAP_FRACTION) <
+  DP_OVERLAP_FRACTION): there every recompute mode that fits, and sequence
+  parallelism off, are candidates too (_extra_compute_pays);
+- ZeRO-2 when ZeRO-1 fits with the same recompute: same time, more sharding;
+- a whole layout whose memory floor (ZeRO-3, full recompute, micro-batch 1)
+  exceeds the usable memory: nothing of it fits;
+- any candidate whose step-time lower bound (bounds.StepBound) makes it slower
+  than the tie band of the best plan found so far *and* than the best plan of
+  its own shape (kept as an alternative); the check runs per layout, per
+  micro-batch (over all interleavings), per interleaving, then per plan, and
+  layouts and micro-batches are visited best bound first so the incumbent is
+  strong early.
+Everything not skipped is evaluated with lab_core.evaluate. Plans are ranked
+by goodput throughput (tokens/s x goodput of the failure model); among plans
+within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
+tests/planner/test_search_exact.py checks optimum, tie-break and per-shape
+bests against an exhaustive search.
+"""
+from .. import calibration as cal
+from ..evaluate import context_for, evaluate
+from ..parallelism import Parallelism
+from .bounds import StepBound, activation_bytes, state_bytes
+from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
+from .space import Space, divisors
+from .stage import shape_stage, shape_stage_parts
+
+
+class Candidate:
+    """One evaluated plan with the numbers the planner ranks it by."""
+
+    __slots__ = ("parallelism", "report", "goodput_tokens_per_s", "score", "stage", "fits")
+
+    def __init__(self, parallelism, report, goodput, usable, replica_state):
+        self.parallelism = parallelism
+        self.report = report
+        self.goodput_tokens_per_s = report.tokens_per_s * goodput
+        # What plans are ranked by: goodput throughput; when failures outpace
+        # progress (goodput 0, the same for every plan) plain throughput.
+        self.score = report.tokens_per_s * _weight(goodput)
+        self.fits = report.memory_bytes <= usable
+        needs_sharding = replica_state + report.activations_bytes > usable
+        self.stage = shape_stage(parallelism, needs_sharding)
+
+
+def _weight(goodput):
+    return goodput if goodput > 0.0 else 1.0
+
+
+def simplicity_key(par):
+    """Fewer parallel dimensions, lower ZeRO stage, less recompute, then
+    smaller model-parallel degree and no interleaving (DESIGN.md "Plan")."""
+    return _simplicity(par.tp, par.pp, par.dp, par.zero, par.recompute, par.interleave)
+
+
+def _simplicity(t, p, d, zero, recompute, v):
+    dims = (t > 1) + (p > 1) + (d > 1)
+    return (dims, zero, _RECOMPUTE_RANK[recompute], t * p, p, v > 1)
+
+
+_RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
+
+
+def ranking_key(cand):
+    """Deterministic order among near-ties: simplest, then fastest, then smallest numbers."""
+    par = cand.parallelism
+    return simplicity_key(par) + (-cand.score, par.tp, par.pp, par.micro_batch, par.interleave)
+
+
+class SearchResult:
+    """What recommend() needs from the search."""
+
+    __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
+                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "considered")
+
+
+class _Search:
+    def __init__(self, workload):
+        self.w = workload
+        self.c = context_for(workload)
+        self.usable = self.c.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+        self.goodput = self.c.goodput
+        self.tokens = self.c.tokens_per_step
+        self.goodput_per_step = self.tokens * _weight(self.goodput)
+        self.replica_state = 0.0
+        self.evaluated = 0
+        self.considered = 0
+        self.fitting = []
+        self.best = 0.0
+        self.stage_best = {}
+        self.class_best = {}
+        self.seen = {}
+
+    def run_eval(self, par):
+        key = (par.tp, par.pp, par.dp, par.zero, par.recompute, par.sequence_parallel, par.micro_batch,
+               par.interleave)
+        cand = self.seen.get(key)
+        if cand is None:
+            self.evaluated += 1
+            cand = Candidate(par, evaluate(self.w, par), self.goodput, self.usable, self.replica_state)
+            self.seen[key] = cand
+            if cand.fits:
+                self.fitting.append(cand)
+                g = cand.score
+                if g > self.best:
+                    self.best = g
+                if g > self.stage_best.get(cand.stage, -1.0):
+                    self.stage_best[cand.stage] = g
+                key = simplicity_key(par) + (cand.stage,)
+                if g > self.class_best.get(key, -1.0):
+                    self.class_best[key] = g
+        return cand
+
+    def worth_any(self, bound_goodput, stages):
+        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
+            return True
+        for stage in stages:
+            if bound_goodput > self.stage_best.get(stage, -1.0):
+                return True
+        return False
+
+    def worth(self, bound_goodput, stage, key):
+        """Could a plan with this optimistic score still matter? It must beat the
+        best of its own shape (an alternative), or reach the tie band and beat
+        the evaluated plans exactly as simple (key: simplicity_key + stage)."""
+        if bound_goodput > self.stage_best.get(stage, -1.0):
+            return True
+        return bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+
+
+def _recompute_modes(flash):
+    return ("none", "full") if flash else ("none", "selective", "full")
+
+
+def search(workload):
+    """Search `workload` (whose gpus is already a count some layout uses)."""
+    s = _Search(workload)
+    c = s.c
+    space = Space(workload)
+    layouts = space.layouts(workload.gpus)
+    modes = _recompute_modes(c.flash)
+    usable = s.usable
+    # ZeRO-0 state of a whole replica: a replicate-only plan that would not
+    # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
+    s.replica_state = state_bytes(c, 1, 1, 1, 0)
+    floors = []
+    live = []
+    for t, p, d in layouts:
+        zmax = 3 if d > 1 else 0
+        floor = state_bytes(c, t, p, d, zmax) + activation_bytes(c, t, p, d, "full", 1, 1)
+        floors.append((floor, t, p, d))
+        if floor > usable:
+            continue
+        probe = s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=1 if d > 1 else 0, recompute="none",
+                                       sequence_parallel=t > 1, micro_batch=1, interleave=1))
+        layout = _Layout(s, t, p, d, StepBound(c, t, p, d, probe.report), modes)
+        if layout.rows:
+            live.append(layout)
+    # Most promising layouts first, so later ones meet a strong incumbent.
+    live.sort(key=lambda lay: (lay.lower_bound, lay.t, lay.p))
+    for layout in live:
+        if s.worth_any(s.goodput_per_step / layout.lower_bound, layout.stages):
+            _search_layout(s, layout, modes)
+    result = SearchResult()
+    result.workload = workload
+    result.gpus_used = workload.gpus
+    result.usable_bytes = usable
+    result.evaluated = s.evaluated
+    result.considered = s.considered
+    result.layouts = len(layouts)
+    result.layouts_feasible = len(live)
+    result.candidates = s.fitting
+    fastest = sorted(s.fitting, key=lambda k: (-k.score,) + ranking_key(k))
+    result.best = fastest[0] if fastest else None
+    result.stage_best = {}
+    for cand in fastest:
+        result.stage_best.setdefault(cand.stage, cand)
+    if s.fitting:
+        band = s.best * (1.0 - TIE_TOLERANCE)
+        result.chosen = min((k for k in s.fitting if k.score >= band), key=ranking_key)
+        result.closest = None
+    else:
+        result.chosen = None
+        result.closest = _closest(s, floors)
+    return result
+
+
+class _Layout:
+    """One (tp, pp, dp) layout with its micro-batch rows and optimistic bounds."""
+
+    __slots__ = ("t", "p", "d", "bound", "zeros", "states", "rows", "lower_bound", "stages")
+
+    def __init__(self, s, t, p, d, bound, modes):
+        c = s.c
+        self.t, self.p, self.d, self.bound = t, p, d, bound
+        self.zeros = (0, 1, 2, 3) if d > 1 else (0,)
+        self.states = [state_bytes(c, t, p, d, z) for z in self.zeros]
+        self.stages = ("single_gpu",) if t * p * d == 1 else (
+            ("data_parallel", "zero_sharded") if t == p == 1 else ("tensor_pipeline", "full_3d"))
+        z_fast = 3 if d > 1 else 0  # ZeRO-3 halves the exposed DP collective in the bound
+        R = c.batch // d
+        per_stage = c.L // p
+        rows = []
+        for b in divisors(R):
+            # Memory grows with b: stop once even ZeRO-max + full recompute overflows.
+            if self.states[-1] + activation_bytes(c, t, p, d, "full", b, 1) > s.usable:
+                break
+            m = R // b
+            vs = (1,)
+            if p > 1 and m % p == 0:
+                vs = tuple(divisors(per_stage))
+            # Sequence parallelism off is a candidate only where extra compute can pay.
+            sp_off = t > 1 and d > 1 and _extra_compute_pays(m)
+            v = _best_v(bound, b, vs, z_fast, "none", not sp_off)
+            rows.append((bound.step(b, v, z_fast, "none", not sp_off), b, vs, not sp_off))
+        rows.sort()
+        self.rows = rows
+        self.lower_bound = rows[0][0] if rows else None
+
+
+def _best_v(bound, b, vs, z, recompute, sp):
+    """Interleaving that minimises the bound: convex in v (bubble (p-1)/v against
+    v-fold pipeline sends, arXiv:2104.04473 Sec 2.2.2), so scan until it rises."""
+    best_v, best = vs[0], bound.step(b, vs[0], z, recompute, sp)
+    for v in vs[1:]:
+        step = bound.step(b, v, z, recompute, sp)
+        if step >= best:
+            break
+        best_v, best = v, step
+    return best_v
+
+
+def _search_layout(s, lay, modes):
+    c = s.c
+    t, p, d, bound = lay.t, lay.p, lay.d, lay.bound
+    usable = s.usable
+    goodput_per_step = s.goodput_per_step
+    sp = t > 1
+    replica = t == 1 and p == 1
+    R = c.batch // d
+    z_fast = lay.zeros[-1]
+    for row_bound, b, vs, sp_bound in lay.rows:
+        if not s.worth_any(goodput_per_step / row_bound, lay.stages):
+            continue
+        for v in vs:
+            # The bound at ZeRO-max without recompute is below every plan of this (b, v).
+            if v > 1 and not s.worth_any(goodput_per_step / bound.step(b, v, z_fast, "none", sp_bound), lay.stages):
+                continue
+            acts = [activation_bytes(c, t, p, d, r, b, v) for r in modes]
+            if lay.states[-1] + acts[-1] > usable:
+                continue
+            previous_r = None
+            for zi, z in enumerate(lay.zeros):
+                ri = 0
+                while ri < len(modes) and lay.states[zi] + acts[ri] > usable:
+                    ri += 1
+                if ri == len(modes):
+                    continue
+                r = modes[ri]
+                if z == 2 and previous_r == r:
+                    continue  # same time as ZeRO-1 with the same recompute, more sharding
+                previous_r = r
+                variants = [(ri, sp)]
+                if z == 3 and _extra_compute_pays(R // b):
+                    variants += [(rj, sp) for rj in range(ri + 1, len(modes))]
+                    if sp:
+                        variants += [(rj, False) for rj in range(ri, len(modes))
+                                     if lay.states[zi] + activation_bytes(c, t, p, d, modes[rj], b, v, False)
+                                     <= usable]
+                for rj, sp_on in variants:
+                    s.considered += 1
+                    needs_sharding = replica and s.replica_state + acts[rj] > usable
+                    stage = shape_stage_parts(t, p, d, z, modes[rj], needs_sharding)
+                    key = _simplicity(t, p, d, z, modes[rj], v) + (stage,)
+                    if s.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):
+                        s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=modes[rj],
+                                               sequence_parallel=sp_on, micro_batch=b, interleave=v))
+
+
+def _extra_compute_pays(m):
+    """Can more compute per micro-batch shorten a ZeRO-3 step in the model?
+
+    lab_core.evaluate hides DP traffic behind DP_OVERLAP_FRACTION of one
+    micro-batch's backward and ZeRO-3 gathers behind ZERO3_OVERLAP_FRACTION of
+    all m micro-batches; a second of compute per micro-batch adds m seconds
+    and can hide up to m ZERO3_OVERLAP_FRACTION + DP_OVERLAP_FRACTION.
+    """
+    return m * (1.0 - cal.ZERO3_OVERLAP_FRACTION) < cal.DP_OVERLAP_FRACTION
+
+
+def _closest(s, floors):
+    """No layout fits: the one with the least memory, evaluated as it would run."""
+    if not floors:
+        return None
+    floor, t, p, d = min(floors)
+    return s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=3 if d > 1 else 0, recompute="full",
+                                  sequence_parallel=t > 1, micro_batch=1, interleave=1))

@@ -1,0 +1,59 @@
+"""Stacked bars of the plan: per-GPU memory against the device, and the step
+time broken into its parts. SVG + legend markup; every text is escaped."""
+from html import escape
+
+from .quantities import format_quantity
+
+WIDTH, HEIGHT = 600.0, 22.0
+
+MEMORY_PARTS = (("weights", "weights_bytes"), ("gradients", "gradients_bytes"),
+                ("optimizer", "optimizer_bytes"), ("activations", "activations_bytes"))
+TIME_PARTS = (("compute", ("forward_s", "backward_s")), ("recompute", ("recompute_s",)),
+              ("tp_comm", ("tp_comm_s",)), ("pp_p2p", ("pp_p2p_s",)), ("bubble", ("pipeline_bubble_s",)),
+              ("dp_comm", ("dp_comm_s",)), ("zero_comm", ("zero_comm_s",)), ("optimizer", ("optimizer_s",)))
+
+
+def _stacked(segments, scale, label, limit=None):
+    x = 0.0
+    rects = []
+    for part, value in segments:
+        width = WIDTH * value / scale if scale > 0 else 0.0
+        if width > 0.0:
+            rects.append(f'<rect class="bar-{part}" x="{x:.1f}" y="0" width="{width:.1f}" height="{HEIGHT:.0f}"/>')
+        x += width
+    if limit is not None and scale > 0:
+        at = WIDTH * limit / scale
+        rects.append(f'<line class="bar-limit" x1="{at:.1f}" y1="-3" x2="{at:.1f}" y2="{HEIGHT + 3:.0f}"/>')
+    return (f'<svg class="bar-svg" viewBox="0 -4 {WIDTH:.0f} {HEIGHT + 8:.0f}" preserveAspectRatio="none" '
+            f'role="img" aria-label="{escape(label)}">{"".join(rects)}</svg>')
+
+
+def _legend(items):
+    entries = "".join(
+        f'<li><span class="bar-key bar-{part}" aria-hidden="true"></span>{escape(name)} <strong>{escape(text)}</strong></li>'
+        for part, name, text in items
+    )
+    return f'<ul class="bar-legend">{entries}</ul>'
+
+
+def memory_bar(memory, texts, units):
+    """``memory``: Report.to_dict()["memory"]; ``texts``: catalog ``lab.bars``."""
+    segments = [(part, memory[key]) for part, key in MEMORY_PARTS]
+    total, device = memory["total_bytes"], memory["device_bytes"]
+    summary = texts["memory_summary"].format(total=format_quantity(total, "bytes", units),
+                                             device=format_quantity(device, "bytes", units))
+    svg = _stacked(segments, max(total, device), summary, limit=device)
+    legend = _legend([(part, texts["memory_parts"][part], format_quantity(value, "bytes", units))
+                      for part, value in segments])
+    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{legend}'
+
+
+def time_bar(time, texts, units):
+    """``time``: Report.to_dict()["time"]."""
+    segments = [(part, sum(time[key] for key in keys)) for part, keys in TIME_PARTS]
+    step = time["step_s"]
+    summary = texts["time_summary"].format(step=format_quantity(step, "duration", units))
+    svg = _stacked(segments, step, summary)
+    legend = _legend([(part, texts["time_parts"][part], format_quantity(value, "duration", units))
+                      for part, value in segments if value > 0.0])
+    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{legend}'

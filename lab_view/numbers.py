@@ -1,0 +1,53 @@
+"""How a number the planner quotes is written, decided by its name.
+
+The planner names numbers in SI with a unit suffix (``_bytes``, ``_s``,
+``_tokens_per_s``, ``ratio`` …); this maps each name to a format kind so the
+catalog's sentences can quote any of them as ``{name}``.
+"""
+from .quantities import format_quantity
+
+_EXACT = {
+    "params": "params", "params_per_gpu": "params", "tp": "count", "pp": "count", "dp": "count",
+    "zero": "count", "gpus": "count", "gpus_used": "count", "gpus_per_node": "count", "nodes": "count",
+    "micro_batch": "count", "micro_batches": "count", "interleave": "count", "min_gpus": "count",
+    "interruptions_per_day": "plain", "near_optimum_factor": "plain", "goodput": "percent",
+    "mfu": "percent", "level": "text", "relative_score": "percent",
+}
+_SUFFIXES = (
+    ("_tokens_per_s", "tokens_per_s"), ("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"),
+    ("_bytes_total", "bytes"), ("bytes_total", "bytes"), ("_s", "duration"), ("_ratio", "percent"),
+    ("ratio", "percent"), ("_fraction", "percent"), ("_gpus", "count"), ("_link", "term"),
+)
+
+
+def kind_of(name):
+    if name in _EXACT:
+        return _EXACT[name]
+    if "_bytes_per_s" in name:
+        return "bytes_per_s"
+    if "bytes" in name:
+        return "bytes"
+    for suffix, kind in _SUFFIXES:
+        if name.endswith(suffix):
+            return kind
+    return "plain"
+
+
+def format_number(name, value, catalog):
+    """``value`` of the quoted number ``name`` in the reader's words."""
+    kind = kind_of(name)
+    if value is None:
+        return catalog["lab"]["not_applicable"]
+    if kind == "term" or isinstance(value, str):
+        return catalog["lab"]["terms"].get(str(value), str(value))
+    if isinstance(value, bool):
+        return catalog["lab"]["terms"]["yes" if value else "no"]
+    if kind == "text":
+        return str(value)
+    return format_quantity(value, kind, catalog["units"])
+
+
+def format_numbers(numbers, catalog):
+    """Every scalar of ``numbers`` formatted; nested objects are left out."""
+    return {name: format_number(name, value, catalog) for name, value in numbers.items()
+            if not isinstance(value, (dict, list))}

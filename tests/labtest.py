@@ -1,0 +1,49 @@
+"""Helpers shared by test folders (import as ``from labtest import ...``).
+
+A plain module rather than conftest.py: several folders have their own
+conftest, and ``from conftest import`` would pick whichever was imported last.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Pyodide boots in about 4 s on two idle cores; CI may be loaded.
+LIVE_TIMEOUT_MS = 120_000
+
+
+def build_site(target, source_root=ROOT):
+    """Run a strict MkDocs build of ``source_root`` into ``target``; return the CompletedProcess."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    command = [str(mkdocs)] if mkdocs.exists() else [sys.executable, "-m", "mkdocs"]
+    return subprocess.run(
+        [*command, "build", "--strict", "--quiet", "--site-dir", str(target)],
+        cwd=source_root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def wait_live(page):
+    page.wait_for_function("document.getElementById('lab-app').dataset.labState === 'live'", timeout=LIVE_TIMEOUT_MS)
+
+
+def wait_applied(page, seq):
+    page.wait_for_function(f"Number(document.getElementById('lab-app').dataset.appliedSeq || 0) >= {seq}", timeout=LIVE_TIMEOUT_MS)
+
+
+def requested(page):
+    return int(page.get_attribute("#lab-app", "data-requested-seq") or 0)
+
+
+def settle(page, after=0):
+    """Wait until the newest request (newer than ``after``) has been answered."""
+    page.wait_for_function(
+        """(after) => { const d = document.getElementById('lab-app').dataset;
+            const r = Number(d.requestedSeq || 0); return r > after && Number(d.appliedSeq || 0) === r; }""",
+        arg=after, timeout=LIVE_TIMEOUT_MS)

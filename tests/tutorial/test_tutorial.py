@@ -1,0 +1,191 @@
+"""The tutorial: same chapters and sections in both languages, every number
+from lab_core (no hand-typed numbers in the chapter texts), a chart and a
+try-it link per chapter, well-formed source links; the validation page shows
+exactly what build/labsite/validation.py computes."""
+import re
+from html import unescape
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import yaml
+
+import lab_core
+from labsite import charts
+from labsite.catalog import LANGUAGES
+from labsite.tutorial import SOURCE_URL, chapter_files, hand_typed_numbers, load_chapter
+
+ROOT_DOCS = "tutorial"
+SECTION = re.compile(r'<section class="tut-section" data-section="([^"]+)"')
+CHAPTER = re.compile(r'<div class="tutorial-chapter" data-chapter="([^"]+)"')
+
+
+def language_dir(site, lang):
+    return site if lang == "en" else site / lang
+
+
+def chapter_slugs():
+    return [path.stem for path in chapter_files()]
+
+
+def chapter_html(site, lang, slug):
+    return (language_dir(site, lang) / ROOT_DOCS / slug / "index.html").read_text(encoding="utf-8")
+
+
+def test_nine_chapters_with_twin_pages(repo_root):
+    slugs = chapter_slugs()
+    assert len(slugs) == 9
+    for slug in slugs:
+        assert (repo_root / "docs" / "tutorial" / f"{slug}.md").exists()
+        assert (repo_root / "docs" / "tutorial" / f"{slug}.zh.md").exists()
+
+
+def test_chapter_set_identical_in_both_languages(built_site):
+    found = {}
+    for lang in LANGUAGES:
+        found[lang] = []
+        for slug in chapter_slugs():
+            match = CHAPTER.search(chapter_html(built_site, lang, slug))
+            assert match, (lang, slug)
+            found[lang].append(match.group(1))
+        index = (language_dir(built_site, lang) / ROOT_DOCS / "index.html").read_text(encoding="utf-8")
+        assert index.count("data-chapter-number=") == len(chapter_slugs())
+    assert found["en"] == found["zh"]
+
+
+@pytest.mark.parametrize("slug", chapter_slugs())
+def test_same_sections_in_both_languages(built_site, slug):
+    sections = {lang: SECTION.findall(chapter_html(built_site, lang, slug)) for lang in LANGUAGES}
+    assert sections["en"] == sections["zh"]
+    assert sections["en"][-2:] == ["try-it", "sources"] and len(sections["en"]) >= 5
+    assert len(set(sections["en"])) == len(sections["en"])
+
+
+@pytest.mark.parametrize("path", chapter_files(), ids=lambda p: p.stem)
+def test_no_hand_typed_numbers_in_chapter_texts(path):
+    # load_chapter raises BuildError on a digit outside placeholders, formulas and citations.
+    data = load_chapter(path)
+    for section in data["sections"]:
+        for field in ("heading", "body", "assumption"):
+            for lang in LANGUAGES:
+                text = section.get(field, {}).get(lang, "")
+                assert not hand_typed_numbers(text), (section["id"], field, lang)
+
+
+def _strings(node):
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+    elif isinstance(node, str):
+        yield node
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_hand_typed_numbers_in_tutorial_catalog(repo_root, lang):
+    catalog = yaml.safe_load((repo_root / "content" / "i18n" / lang / "tutorial.yaml").read_text(encoding="utf-8"))
+    bad = [(text, hand_typed_numbers(text)) for text in _strings(catalog) if hand_typed_numbers(text)]
+    assert not bad
+
+
+def test_chapter_markdown_has_numbers_only_in_template_expressions(repo_root):
+    for path in (repo_root / "docs" / "tutorial").glob("*.md"):
+        text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", "", path.read_text(encoding="utf-8"))
+        assert not re.search(r"[0-9]", text), path.name
+
+
+@pytest.mark.parametrize("text,flagged", [
+    ("A model with 175B parameters", True),
+    ("uses 80 GB of memory", True),
+    ("中断了 419 次", True),
+    ("a {params} model", False),
+    ("`s·b·h·(34 + 5·a·s/h)` bytes", False),
+    ("see Table 2, Eq. 7, §3.1 and arXiv:2205.05198", False),
+    ("表 5 与第 3 节", False),
+    ("A100, H100, fp32, 16-bit, 1F1B, 3D, ZeRO-3, stage 1–3, GPT-3, Llama 3", False),
+    ("Young (1974) and Daly (2006)", False),
+])
+def test_number_checker(text, flagged):
+    assert bool(hand_typed_numbers(text)) is flagged
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("slug", chapter_slugs())
+def test_chart_and_try_link(built_site, lang, slug):
+    html = chapter_html(built_site, lang, slug)
+    svgs = re.findall(r"<svg xmlns=[^>]*role=\"img\"[^>]*>.*?</svg>", html, re.S)
+    assert svgs and all("<title" in svg and "<desc" in svg for svg in svgs)
+    assert not re.search(r"\b(nan|inf)\b", " ".join(svgs))
+    hrefs = re.findall(r'<a class="md-button md-button--primary tut-try" href="([^"]+)"', html)
+    assert len(hrefs) == 1
+    url = urlsplit(unescape(hrefs[0]))
+    assert url.path.endswith("lab/")
+    data = {}
+    for name, value in parse_qsl(url.query, strict_parsing=True):
+        spec = lab_core.SPEC_BY_NAME[name]
+        if spec.kind == "bool":
+            data[name] = value == "true"
+        elif spec.kind == "choice" and isinstance(spec.default, str):
+            data[name] = value
+        else:
+            number = float(value)
+            data[name] = int(number) if number == int(number) else number
+    lab_core.Workload.from_dict(data)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("slug", chapter_slugs())
+def test_source_links_are_well_formed(built_site, lang, slug):
+    html = chapter_html(built_site, lang, slug)
+    sources = re.search(r'<ol class="tut-sources">(.*?)</ol>', html, re.S).group(1)
+    links = re.findall(r'<a href="([^"]+)"', sources)
+    assert links
+    for link in links:
+        assert SOURCE_URL.match(unescape(link)), link
+
+
+def test_every_source_in_the_chapter_files_is_well_formed():
+    for path in chapter_files():
+        for source in yaml.safe_load(path.read_text(encoding="utf-8"))["sources"]:
+            assert SOURCE_URL.match(source["url"]), (path.name, source["url"])
+            assert re.match(r"^(arXiv:\d{4}\.\d{4,5}|doi:10\.\S+)$", source["id"]), source["id"]
+
+
+def test_charts_are_deterministic():
+    from labsite.pages.tutorial import render_chart
+    from labsite.catalog import load_catalogs
+    from labsite.tutorial_values import CHAPTERS, chapter_data
+
+    catalogs = load_catalogs()
+    for chapter_id in CHAPTERS:
+        for spec in chapter_data(chapter_id).charts:
+            for lang in LANGUAGES:
+                first = render_chart(spec, catalogs[lang], catalogs[lang]["units"])
+                assert first == render_chart(spec, catalogs[lang], catalogs[lang]["units"])
+                assert 'id="chart-' in first
+
+
+def test_line_chart_has_axes_labels_and_legend():
+    svg = charts.line_chart("c", "T", "D", "X (s)", "Y (GB)", [charts.Series("a", [(1, 1.0), (10, 2.0)])], x_log=True)
+    assert "X (s)" in svg and "Y (GB)" in svg and 'class="tut-legend"' in svg and "<title" in svg
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_validation_page_shows_what_the_module_computes(built_site, lang):
+    from labsite.pages.validation import number, signed, validation_rows
+    from labsite.validation import summary
+
+    html = (language_dir(built_site, lang) / "validation" / "index.html").read_text(encoding="utf-8")
+    rows = validation_rows()
+    cells = re.findall(r'<td class="num" data-value="predicted">([^<]*)</td>\s*'
+                       r'<td class="num" data-value="published">([^<]*)</td>\s*<td>[^<]*</td>\s*'
+                       r'<td class="num[^"]*" data-value="error">([^<]*)%</td>', html)
+    assert len(cells) == len(rows)
+    for row, (predicted, published, error) in zip(rows, cells):
+        assert predicted == number(row.predicted)
+        assert published == number(row.published)
+        assert error == signed(row.error)
+    mean = summary(rows)["prediction"][0]
+    assert f'data-prediction-mean="{mean:.1f}"' in html
+    assert any(row.kind == "prediction" and abs(row.error) > 10 for row in rows), "misses must be shown too"
