@@ -17,7 +17,6 @@ const state = {
   applied: { ...config.initial.inputs },
   live: false,
   lastView: config.initial.view,
-  historyMode: "push",
 };
 
 function fill(template, values) {
@@ -202,7 +201,8 @@ let pendingHistory = null;
 let latestSeq = 0;
 
 function request(historyMode) {
-  pendingHistory = historyMode || pendingHistory;
+  // Coalesced requests share one history record; a new entry ("push") wins.
+  if (historyMode === "push" || !pendingHistory) pendingHistory = historyMode;
   latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed } });
   root.dataset.requestedSeq = String(latestSeq);
 }
@@ -295,15 +295,20 @@ function wireInputs() {
   for (const slider of config.sliders) {
     const range = document.getElementById(`slider-${slider.name}`);
     const typed = document.getElementById(`typed-${slider.name}`);
+    let dragging = false;
     range.addEventListener("input", () => {
+      // One interaction, one history entry: its first move adds the entry,
+      // the rest of the drag updates it.
+      const mode = dragging ? "replace" : "push";
+      dragging = true;
       const index = Number(range.value);
       state.inputs[slider.name] = slider.stops[index];
       delete state.typed[slider.name];
       typed.value = slider.labels[index];
       range.setAttribute("aria-valuetext", slider.labels[index]);
-      request("replace");
+      request(mode);
     });
-    range.addEventListener("change", () => { pendingHistory = "push"; });
+    range.addEventListener("change", () => { dragging = false; });
   }
   root.querySelectorAll("input.lab-typed").forEach((typed) => {
     const name = typed.dataset.inputName;
