@@ -65,7 +65,9 @@ function applyView(view, { controls = true } = {}) {
   state.lastView = view;
   for (const [key, apply] of BINDINGS) {
     const attr = `data-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    root.querySelectorAll(`[${attr}]`).forEach((el) => {
+    const targets = [...root.querySelectorAll(`[${attr}]`)];
+    if (root.hasAttribute(attr)) targets.push(root);
+    targets.forEach((el) => {
       const value = lookup(view, el.dataset[key]);
       if (value !== undefined) update(el, key, value, apply);
     });

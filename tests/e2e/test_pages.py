@@ -1,0 +1,45 @@
+"""Site pages in a real browser: the walkthrough in both languages, its links
+into the lab, and search finding Chinese words."""
+import re
+
+import pytest
+
+from labtest import settle, wait_live
+
+PAGES = {"en": "walkthrough/", "zh": "zh/walkthrough/"}
+
+
+@pytest.mark.parametrize("lang", PAGES)
+def test_walkthrough_renders_the_six_steps(page, lang):
+    page.goto(PAGES[lang])
+    assert page.get_attribute("html", "lang") == lang
+    assert page.locator(".wt-step").count() == 6
+    assert page.locator(".wt-step .decision").count() == 36
+    assert page.locator(".wt-step .meter").count() == 30
+
+
+@pytest.mark.parametrize("lang", PAGES)
+def test_a_step_link_opens_the_lab_at_that_workload(page, lang):
+    page.goto(PAGES[lang])
+    step = page.locator("#step-tensor-pipeline")
+    stage = step.locator(".wt-stage").get_attribute("data-stage")
+    facts = step.locator(".wt-facts dd").all_text_contents()
+    step.locator("a.md-button").click()
+    page.wait_for_url(re.compile(r"/lab/\?"))
+    wait_live(page)
+    settle(page)
+    assert page.get_attribute("#lab-app", "data-stage") == stage
+    assert page.input_value("#typed-params") == facts[0]
+    assert page.input_value("#typed-gpus") == facts[1]
+
+
+@pytest.mark.parametrize("lang, query, expected", [("en", "checkpoint", "checkpoint"), ("zh", "故障", "故障")])
+def test_search_finds_words_in_both_languages(page, lang, query, expected):
+    page.goto("" if lang == "en" else "zh/")
+    page.click("label.md-search__icon, .md-search__input", timeout=30_000)
+    page.fill(".md-search__input", query)
+    page.press(".md-search__input", "End")  # fill() types Chinese without key events; a key press runs the search
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(state="visible", timeout=60_000)
+    assert results.count() >= 1
+    assert expected in page.text_content(".md-search-result").lower()
