@@ -84,14 +84,17 @@ TP_BACKWARD_OVERLAP = 0.0
 # default bucket of 40M parameters x 2-4 bytes is 80-160 MB; PyTorch DDP 25 MB).
 DP_BUCKET_BYTES = 100e6
 
-# Fraction of the backward pass of the last micro-batch during which gradient
-# buckets can already be reduced (they become final only then).
-# TEACHING ASSUMPTION.
+# Fraction of a compute window during which overlappable communication (DP
+# gradient buckets, ZeRO-3 weight gathers and gradient reduce-scatters) runs
+# alongside it. One window is shared by all of that traffic, so compute hides
+# communication at most once: without ZeRO-3 the window is the backward of
+# the last micro-batch (gradients become final only then); with ZeRO-3 it is
+# each micro-batch's own forward (gathers) and backward (gathers +
+# reduce-scatters), prefetching one layer ahead (DeepSpeed/FSDP prefetch;
+# arXiv:1910.02054 Sec 7.2.2 for the volume). Below 1, so extra compute never
+# shortens a step. TEACHING ASSUMPTION (not calibrated: no published run in
+# the calibration set isolates it).
 DP_OVERLAP_FRACTION = 0.8
-
-# Fraction of compute time that can hide ZeRO-3 parameter gathers (prefetch).
-# TEACHING ASSUMPTION.
-ZERO3_OVERLAP_FRACTION = 0.8
 
 # --- Optimizer -----------------------------------------------------------
 

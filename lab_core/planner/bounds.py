@@ -10,6 +10,7 @@ exceeds it, so a change in the model that breaks either shows up there.
 from .. import calibration as cal
 from ..activations import extra_bytes, first_stage_bytes, per_layer_bytes
 from ..comms import size_efficiency
+from ..evaluate import zero3_times
 from ..memory import model_state_parts
 from ..timing import logits_times
 
@@ -61,12 +62,18 @@ class StepBound:
     the micro-batch b plus a fixed per-layer overhead; TP and pipeline messages
     grow with b and reach a higher fraction of bus bandwidth (comms.
     size_efficiency); recompute adds time to every micro-batch. Exposed DP
-    time is at least the collective minus the largest window any recompute
-    mode could open; exposed ZeRO-3 time is at least 0.
+    time (ZeRO 0-2) is at least the collective minus the largest window any
+    recompute mode could open. Exposed ZeRO-3 time per micro-batch is at least
+    the two unhidden first-layer gathers plus the rest of its traffic minus
+    DP_OVERLAP_FRACTION of the whole micro-batch's compute (evaluate splits
+    that window into forward and backward, which can only expose more); since
+    a second of compute adds at least m seconds and hides at most
+    m x DP_OVERLAP_FRACTION, using the lower-bound compute keeps the sum a
+    lower bound.
     """
 
-    __slots__ = ("R", "c0", "c1", "full_extra1", "lp_ovh", "tp1", "p2p1", "s_tp", "s_p2p", "p",
-                 "opt_sharded", "opt_full", "dp_allreduce")
+    __slots__ = ("R", "c0", "c1", "full_extra1", "lp_ovh", "tp1", "p2p1", "s_tp", "s_p2p", "p", "d",
+                 "opt_sharded", "opt_full", "dp_allreduce", "z3_fill", "z3_rest")
 
     def __init__(self, c, t, p, d, probe):
         R = c.batch // d
@@ -90,13 +97,21 @@ class StepBound:
         self.opt_full = probe.optimizer_s * (d if zero >= 1 else 1)
         self.opt_sharded = self.opt_full / d
         self.dp_allreduce = probe.dp_comm_total_s
+        self.d = d
+        if d > 1:
+            z3 = zero3_times(c, t, p, d)
+            self.z3_fill = 2.0 * z3.layer_gather
+            self.z3_rest = 2.0 * z3.gather + z3.reduce - self.z3_fill
+        else:
+            self.z3_fill = self.z3_rest = 0.0
 
     def step(self, b, v, zero, recompute, sequence_parallel=True):
         """Seconds; never above evaluate()'s step_s for the same plan.
 
-        The probe had sequence parallelism on (when t > 1); without it compute
-        only grows, but so does the overlap window, so the exposed-DP term is
-        dropped from the bound for such plans.
+        zero=None bounds every ZeRO stage at once (the least of them). The
+        probe had sequence parallelism on (when t > 1); without it compute
+        only grows, but so does the DP overlap window, so the exposed-DP term
+        is dropped from the bound for such plans.
         """
         R = self.R
         m = R // b
@@ -105,14 +120,23 @@ class StepBound:
             comm += self.tp1 / size_efficiency(self.s_tp * b)
         if self.p2p1:
             comm += v * self.p2p1 / size_efficiency(self.s_p2p * b)
-        work = R * self.c1 + m * self.c0 + comm
+        compute = R * self.c1 + m * self.c0
         if recompute == "full":
-            work += R * self.full_extra1 + m * self.lp_ovh
-        micro = work / m
-        step = work + (self.p - 1.0) / v * micro
-        # The largest overlap window: backward + full recompute of one micro-batch.
-        window = cal.DP_OVERLAP_FRACTION * (b * self.c1 + self.c0)
-        dp = self.dp_allreduce * (0.5 if zero >= 3 else 1.0)
-        if dp > window and sequence_parallel:
-            step += dp - window
-        return step + (self.opt_sharded if zero >= 1 else self.opt_full)
+            compute += R * self.full_extra1 + m * self.lp_ovh
+        work = compute + comm
+        step = work + (self.p - 1.0) / v * (work / m)
+        if self.d == 1:
+            return step + self.opt_full
+        overlap = cal.DP_OVERLAP_FRACTION
+        # ZeRO 0-2: the largest overlap window is backward + full recompute of one micro-batch.
+        dp_step = step + self.opt_sharded
+        window = overlap * (b * self.c1 + self.c0)
+        if self.dp_allreduce > window and sequence_parallel:
+            dp_step += self.dp_allreduce - window
+        if zero is not None and zero < 3:
+            return dp_step if zero >= 1 else dp_step - self.opt_sharded + self.opt_full
+        rest = self.z3_rest - overlap * compute / m
+        z3_step = step + self.opt_sharded + m * (self.z3_fill + (rest if rest > 0.0 else 0.0))
+        if zero is None:
+            return z3_step if z3_step < dp_step else dp_step
+        return z3_step

@@ -13,12 +13,9 @@ What is skipped, and why it is safe (the model's own structure):
   (both drop only the 5as/h term and replay the attention core);
 - for one layout, micro-batch, interleave and ZeRO stage, every recompute mode
   above the least one that fits: recompute adds m x its time to the step and
-  opens at most DP_OVERLAP_FRACTION x its time of overlap window (one
-  micro-batch), so it never pays off -- except with ZeRO-3 and few
-  micro-batches, where lab_core.evaluate lets the same compute hide both the
-  DP reduce-scatter and the ZeRO-3 gathers (m (1 - ZERO3_OVERLAP_FRACTION) <
-  DP_OVERLAP_FRACTION): there every recompute mode that fits, and sequence
-  parallelism off, are candidates too (_extra_compute_pays);
+  hides at most DP_OVERLAP_FRACTION (< 1) x its time of communication, since
+  lab_core.evaluate has one overlap window for all DP and ZeRO-3 traffic, so
+  it never pays off (the same holds for sequence parallelism off);
 - ZeRO-2 when ZeRO-1 fits with the same recompute: same time, more sharding;
 - a whole layout whose memory floor (ZeRO-3, full recompute, micro-batch 1)
   exceeds the usable memory: nothing of it fits;
@@ -34,7 +31,6 @@ within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
 tests/planner/test_search_exact.py checks optimum, tie-break and per-shape
 bests against an exhaustive search.
 """
-from .. import calibration as cal
 from ..evaluate import context_for, evaluate
 from ..parallelism import Parallelism
 from .bounds import StepBound, activation_bytes, state_bytes
@@ -214,7 +210,6 @@ class _Layout:
         self.states = [state_bytes(c, t, p, d, z) for z in self.zeros]
         self.stages = ("single_gpu",) if t * p * d == 1 else (
             ("data_parallel", "zero_sharded") if t == p == 1 else ("tensor_pipeline", "full_3d"))
-        z_fast = 3 if d > 1 else 0  # ZeRO-3 halves the exposed DP collective in the bound
         R = c.batch // d
         per_stage = c.L // p
         rows = []
@@ -226,10 +221,9 @@ class _Layout:
             vs = (1,)
             if p > 1 and m % p == 0:
                 vs = tuple(divisors(per_stage))
-            # Sequence parallelism off is a candidate only where extra compute can pay.
-            sp_off = t > 1 and d > 1 and _extra_compute_pays(m)
-            v = _best_v(bound, b, vs, z_fast, "none", not sp_off)
-            rows.append((bound.step(b, v, z_fast, "none", not sp_off), b, vs, not sp_off))
+            # zero=None: the bound of the fastest ZeRO stage.
+            v = _best_v(bound, b, vs, None, "none", True)
+            rows.append((bound.step(b, v, None, "none", True), b, vs, True))
         rows.sort()
         self.rows = rows
         self.lower_bound = rows[0][0] if rows else None
@@ -254,14 +248,12 @@ def _search_layout(s, lay, modes):
     goodput_per_step = s.goodput_per_step
     sp = t > 1
     replica = t == 1 and p == 1
-    R = c.batch // d
-    z_fast = lay.zeros[-1]
     for row_bound, b, vs, sp_bound in lay.rows:
         if not s.worth_any(goodput_per_step / row_bound, lay.stages):
             continue
         for v in vs:
-            # The bound at ZeRO-max without recompute is below every plan of this (b, v).
-            if v > 1 and not s.worth_any(goodput_per_step / bound.step(b, v, z_fast, "none", sp_bound), lay.stages):
+            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
+            if v > 1 and not s.worth_any(goodput_per_step / bound.step(b, v, None, "none", sp_bound), lay.stages):
                 continue
             acts = [activation_bytes(c, t, p, d, r, b, v) for r in modes]
             if lay.states[-1] + acts[-1] > usable:
@@ -277,13 +269,7 @@ def _search_layout(s, lay, modes):
                 if z == 2 and previous_r == r:
                     continue  # same time as ZeRO-1 with the same recompute, more sharding
                 previous_r = r
-                variants = [(ri, sp)]
-                if z == 3 and _extra_compute_pays(R // b):
-                    variants += [(rj, sp) for rj in range(ri + 1, len(modes))]
-                    if sp:
-                        variants += [(rj, False) for rj in range(ri, len(modes))
-                                     if lay.states[zi] + activation_bytes(c, t, p, d, modes[rj], b, v, False)
-                                     <= usable]
+                variants = ((ri, sp),)
                 for rj, sp_on in variants:
                     s.considered += 1
                     needs_sharding = replica and s.replica_state + acts[rj] > usable
@@ -292,17 +278,6 @@ def _search_layout(s, lay, modes):
                     if s.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):
                         s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=modes[rj],
                                                sequence_parallel=sp_on, micro_batch=b, interleave=v))
-
-
-def _extra_compute_pays(m):
-    """Can more compute per micro-batch shorten a ZeRO-3 step in the model?
-
-    lab_core.evaluate hides DP traffic behind DP_OVERLAP_FRACTION of one
-    micro-batch's backward and ZeRO-3 gathers behind ZERO3_OVERLAP_FRACTION of
-    all m micro-batches; a second of compute per micro-batch adds m seconds
-    and can hide up to m ZERO3_OVERLAP_FRACTION + DP_OVERLAP_FRACTION.
-    """
-    return m * (1.0 - cal.ZERO3_OVERLAP_FRACTION) < cal.DP_OVERLAP_FRACTION
 
 
 def _closest(s, floors):

@@ -214,6 +214,30 @@ END_TO_END = (
 )
 
 
+# Narayanan et al. arXiv:2104.04473 Table 2, "ZeRO-3 without model parallelism"
+# (DeepSpeed ZeRO-3 on Selene A100s; hardware TFLOP/s by the paper's Eq 3, i.e.
+# with full recompute; micro-batch = batch / GPUs, one micro-batch per step).
+# Checked against two independent transcriptions of the table. Not in
+# published.yaml and not used to fit anything: reported, and asserted only
+# loosely (tests/model/test_model_memory_and_zero3.py).
+# layers, hidden, heads, global batch, GPUs, TFLOP/s per GPU
+ZERO3_TABLE2 = (
+    (96, 12288, 96, 1536, 384, 144), (96, 12288, 96, 1536, 768, 88), (96, 12288, 96, 1536, 1536, 44),
+    (105, 20480, 128, 2560, 640, 138), (105, 20480, 128, 2240, 1120, 98), (105, 20480, 128, 2240, 2240, 48),
+)
+
+
+def zero3_rows():
+    rows = []
+    for l, h, a, gb, n, pub in ZERO3_TABLE2:
+        w = Workload(params=1e9, layers=l, hidden=h, heads=a, gpus=n, seq_len=2048, global_batch_tokens=gb * 2048,
+                     flash_attention=False, inter_node_gbps=200)
+        r = evaluate(w, Parallelism(tp=1, pp=1, dp=n, zero=3, recompute="full", micro_batch=gb // n))
+        rows.append(("arXiv:2104.04473 Table 2", f"ZeRO-3 L={l} {n} GPUs TFLOP/s",
+                     r.hardware_flops_per_step / r.step_s / n / 1e12, pub))
+    return rows
+
+
 def end_to_end_rows():
     rows = []
     for name, l, h, a, t, p, n, gb, mb, v, sel, full in END_TO_END:

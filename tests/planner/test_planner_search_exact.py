@@ -26,9 +26,9 @@ def _workloads(n, seed):
     return out
 
 
-# Found by a wider exhaustive comparison: ZeRO-3 with one micro-batch, where the
-# model's two overlap windows make full recompute and sequence parallelism off
-# faster (search._extra_compute_pays).
+# Found by a wider exhaustive comparison when the model had two overlap windows
+# (ZeRO-3 with one micro-batch, where full recompute and sequence parallelism
+# off were faster); kept now that one shared window rules that out.
 REGRESSIONS = [
     dict(params=1174540115.8906226, gpus=96, global_batch_tokens=193080, seq_len=8192,
          inter_node_gbps=39.56477109385798, flash_attention=True, gpu="a100_80gb"),
