@@ -67,8 +67,6 @@ def test_contributing_shows_the_example_file_as_the_build_reads_it(built_site):
             assert f"<code>{spec.name}</code>" in html, (lang, spec.name)
 
 
-@pytest.mark.xfail(reason="the demo path's stages come from the planner (lab_core.planner), still being tuned",
-                   strict=False)
 def test_demo_path_steps_reach_their_stages_in_order():
     plan_json = pytest.importorskip("lab_core.planner.api").plan_json
     stages = [plan_json(dict(s.workload))["plan"]["stage"] for s in load_demo_path()]
