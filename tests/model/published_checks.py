@@ -11,10 +11,10 @@ import math
 import os
 import sys
 
-import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "build"))
 
 from lab_core import Parallelism, Workload, evaluate  # noqa: E402
 from lab_core import activations as act  # noqa: E402
@@ -23,22 +23,13 @@ from lab_core import comms, failures, flops, pipeline  # noqa: E402
 from lab_core.hardware import GPU_PRESETS  # noqa: E402
 from lab_core.memory import model_state_bytes_per_gpu  # noqa: E402
 from lab_core.shape import param_count  # noqa: E402
+# One definition of where the published figures live and of the Table 4
+# setting, shared with the site's "model vs published runs" page.
+from labsite.validation import SHARED, VENDORED, load_facts, published_path, table4_prediction  # noqa: E402,F401
 
-SHARED = os.path.join(ROOT, "..", "shared", "validation", "published.yaml")
-VENDORED = os.path.join(ROOT, "content", "validation", "published.yaml")
 GB = 1e9
 MIB = 1048576.0
 GIB = 1073741824.0
-
-
-def published_path():
-    return SHARED if os.path.exists(SHARED) else VENDORED
-
-
-def load_facts():
-    with open(published_path(), encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return {fact["id"]: fact for fact in data["facts"]}
 
 
 # Narayanan et al. arXiv:2104.04473 Table 1 (layers, hidden) -> billions of
@@ -47,19 +38,6 @@ NARAYANAN_TABLE1 = (
     (24, 2304, 1.7), (30, 3072, 3.6), (36, 4096, 7.5), (40, 6144, 18.4), (48, 8192, 39.1),
     (60, 10240, 76.1), (80, 12288, 145.6), (96, 16384, 310.1), (105, 20480, 529.6), (128, 25600, 1008.0),
 )
-
-
-def table4_prediction(recompute, sp):
-    """Per-layer (fwd, bwd) ms of the 22B model on 8 A100 (Table 4 setting)."""
-    from lab_core.timing import layer_times
-    s, b, h, a, t = 2048, 4, 6144, 64, 8
-    dev = GPU_PRESETS["a100_80gb"]
-    rate = dev.peak_flops * cal.GEMM_EFFICIENCY["a100_80gb"]
-    hbm = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY
-    nvl = dev.nvlink_bytes_per_s * cal.NVLINK_BUSBW_FRACTION["a100_80gb"]
-    lt = layer_times(s, b, h, a, 4 * h, t, sp, recompute, False, rate, hbm, nvl)
-    tp_fwd = 2.0 * comms.ring_time(2.0 * b * s * h, t, nvl)
-    return (lt.forward + tp_fwd) * 1e3, (lt.backward + lt.recompute + lt.tp_comm - tp_fwd) * 1e3
 
 
 def checks(facts=None):
