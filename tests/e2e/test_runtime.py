@@ -27,6 +27,17 @@ SNAPSHOT_GLOB = "**/assets/lab/snapshot.*.bin.gz"
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
 
 
+def open_controlled_lab(context):
+    """Open the lab live, then wait until the service worker has installed (the
+    whole precache) and controls the page."""
+    page = context.new_page()
+    page.set_default_timeout(LIVE_TIMEOUT_MS)
+    page.goto("lab/")
+    wait_live(page)
+    page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=LIVE_TIMEOUT_MS)
+    return page
+
+
 def lab_config(page):
     return json.loads(page.text_content("#lab-config"))
 
@@ -186,12 +197,7 @@ def test_offline_reload_after_one_visit(browser, built_site):
     context = browser.new_context(base_url=base)
     server_up = True
     try:
-        page = context.new_page()
-        page.set_default_timeout(LIVE_TIMEOUT_MS)
-        page.goto("lab/")
-        wait_live(page)
-        # Controlled once the worker has installed (the whole precache) and claimed the page.
-        page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=LIVE_TIMEOUT_MS)
+        page = open_controlled_lab(context)
         context.set_offline(True)
         server.shutdown()
         server.server_close()
@@ -295,11 +301,7 @@ def test_a_new_build_replaces_only_the_sites_own_cache(browser, built_site, tmp_
     server = serve_in_thread(site)
     context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/")
     try:
-        page = context.new_page()
-        page.set_default_timeout(LIVE_TIMEOUT_MS)
-        page.goto("lab/")
-        wait_live(page)
-        page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=LIVE_TIMEOUT_MS)
+        page = open_controlled_lab(context)
         page.evaluate("caches.open('someone-else').then((c) => c.put('/x', new Response('kept')))")
         (old,) = [k for k in page.evaluate("caches.keys()") if k.startswith(offline.CACHE_PREFIX)]
         index = site / "index.html"

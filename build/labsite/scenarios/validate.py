@@ -404,15 +404,22 @@ def _tags(check, data, line):
     return tuple(data) if ok else None
 
 
-def check_scenario_file(path):
-    """Validate one scenario file; return ``(Scenario or None, [Problem])``."""
+def _open_mapping(path, field_table):
+    """Load ``path`` as a top-level mapping and check its field names; ``data``
+    is None when the file cannot be read as one (the problems say why)."""
     check = FileCheck(path)
     data = check.load()
+    if data is None or not check.mapping(data, 1, ""):
+        return check, None
+    check.fields(data, field_table, "")
+    return check, data
+
+
+def check_scenario_file(path):
+    """Validate one scenario file; return ``(Scenario or None, [Problem])``."""
+    check, data = _open_mapping(path, SCENARIO_FIELDS)
     if data is None:
         return None, check.problems
-    if not check.mapping(data, 1, ""):
-        return None, check.problems
-    check.fields(data, SCENARIO_FIELDS, "")
     values = {}
     stem = Path(path).stem
     if "id" in data:
@@ -467,13 +474,9 @@ def check_scenario_file(path):
 def check_demo_path_file(path, known_ids, broken_ids=()):
     """Validate the demo path against ``known_ids`` (``broken_ids``: files that exist
     but are not valid); return ``(ids or None, [Problem])``."""
-    check = FileCheck(path)
-    data = check.load()
+    check, data = _open_mapping(path, DEMO_PATH_FIELDS)
     if data is None:
         return None, check.problems
-    if not check.mapping(data, 1, ""):
-        return None, check.problems
-    check.fields(data, DEMO_PATH_FIELDS, "")
     steps = data.get("steps")
     if "steps" in data:
         line = data.key_lines["steps"]
