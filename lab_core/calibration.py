@@ -98,10 +98,13 @@ DP_OVERLAP_FRACTION = 0.8
 
 # --- Optimizer -----------------------------------------------------------
 
-# HBM bytes moved per locally owned parameter in the Adam step (read fp32
-# master, m, v, grad; write master, m, v, 16-bit weight). TEACHING ASSUMPTION
-# derived from the state layout of arXiv:1910.02054 §3.1.
-OPTIMIZER_BYTES_PER_PARAM = 34.0
+# HBM bytes moved per locally owned parameter in one optimizer step of
+# mixed-precision Adam (state layout of arXiv:1910.02054 Sec 3.1), pass by pass:
+# unscale and inf-check the fp32 gradient (read 4), its norm for clipping
+# (read 4), Adam (read master, grad, m, v: 16; write master, m, v: 12), copy
+# the master into the 16-bit weight (read 4, write 2), zero the gradient
+# buffer (write 4). TEACHING ASSUMPTION: every pass streams from HBM once.
+OPTIMIZER_BYTES_PER_PARAM = 46.0
 
 # --- Data ----------------------------------------------------------------
 

@@ -87,8 +87,9 @@ def evaluate(workload, parallelism):
     Raises LabInputError when the layout does not fit the workload (see
     parallelism.check_layout). Sources of each formula are in the modules
     it calls; the composition is:
-      step = micro-batches x (forward + backward + recompute + TP + p2p)
-             + bubble (p-1)/v x one micro-batch   (arXiv:2104.04473 Sec 2.2)
+      step = micro-batches x max(forward + backward + recompute + TP, p2p)
+             + bubble (p-1)/v x (one micro-batch + its sends)
+                                                  (arXiv:2104.04473 Sec 2.2)
              + exposed DP all-reduce + exposed ZeRO-3 gathers + optimizer step,
     with one overlap window for all DP/ZeRO traffic (see the DP section).
     """
@@ -147,8 +148,13 @@ def evaluate(workload, parallelism):
         p2p = 2.0 * v * point_to_point_time(2.0 * b * s * h / t, link)
     else:
         p2p = 0.0
-    micro = fwd + bwd + rec + tp_comm + p2p
-    bubble = (p - 1.0) / v * micro
+    # Sends run asynchronously behind the next chunk's compute in the steady
+    # 1F1B phase (Llama 3, arXiv:2407.21783 Sec 3.3.2; Megatron-Core's
+    # overlapped p2p); in the fill and drain phases each hop waits for its
+    # data, so the bubble carries them: (p - 1)/v x (compute + sends).
+    busy = fwd + bwd + rec + tp_comm
+    steady = busy if busy >= p2p else p2p
+    bubble = (p - 1.0) / v * (busy + p2p)
 
     # --- Data parallelism and ZeRO ------------------------------------------
     # One overlap window for all overlappable traffic (DP gradients, ZeRO-3
@@ -179,19 +185,23 @@ def evaluate(workload, parallelism):
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
         # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
         # leave while the last micro-batch's backward runs.
+        # With v interleaved chunks a chunk's gradients are final once its
+        # last backward ends, spread over the drain phase: (v - 1)/v of the
+        # drain bubble is idle time the buckets of finished chunks can use.
         dp_total = _bucketed(params_gpu * c.grad_bytes, cal.DP_BUCKET_BYTES, d, ranks_per_node, c, 2.0)
-        dp_exposed = _excess(dp_total, overlap * (bwd + rec))
+        dp_exposed = _excess(dp_total, overlap * (bwd + rec) + (v - 1.0) / v * bubble)
         zero_total = zero_exposed = 0.0
     owned = params_gpu / d if zero >= 1 else params_gpu
     optimizer_s = owned * cal.OPTIMIZER_BYTES_PER_PARAM / c.hbm_rate
 
-    step = m * micro + bubble + dp_exposed + zero_exposed + optimizer_s
+    step = m * steady + bubble + dp_exposed + zero_exposed + optimizer_s
     r.step_s = step
     r.forward_s = m * fwd
     r.backward_s = m * bwd
     r.recompute_s = m * rec
     r.tp_comm_s = m * tp_comm
-    r.pp_p2p_s = m * p2p
+    r.pp_p2p_s = m * (steady - busy)
+    r.pp_p2p_total_s = m * p2p
     r.pipeline_bubble_s = bubble
     r.dp_comm_s = dp_exposed
     r.dp_comm_total_s = dp_total

@@ -28,6 +28,7 @@ LAYOUT = (
         ("recompute_s", "recompute_s"),
         ("tp_comm_s", "tp_comm_s"),
         ("pp_p2p_s", "pp_p2p_s"),
+        ("pp_p2p_total_s", "pp_p2p_total_s"),
         ("pipeline_bubble_s", "pipeline_bubble_s"),
         ("dp_comm_s", "dp_comm_s"),
         ("dp_comm_total_s", "dp_comm_total_s"),

@@ -10,11 +10,10 @@ published, unit, kind and a note key. Kinds:
 - ``calibrated``: the model's constants were fitted to this figure (in-sample).
 - ``prediction``: the figure was not used to build the model (out of sample).
 
-Korthikanti et al. Table 5 (arXiv:2205.05198, end-to-end iteration times) is
-not in published.yaml; its values were checked against a transcription of the
-paper (Table 5 and §6.3: 1.42/1.10, 18.13/13.75, 49.05/37.83, 94.42/71.49 s;
-39.15 s for the 530B model with 8-way data parallelism) and are typed here as
-published figures, with their configurations from Table 3.
+End-to-end runs that are not in published.yaml (Korthikanti et al. Table 5,
+Narayanan et al. Tables 1 and 2, Llama 3 Table 4) are data in
+content/validation/end_to_end.yaml, transcribed from the papers; none was used
+to fit a constant, so all are predictions.
 """
 import math
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ GB = 1e9
 MIB = 1048576.0
 GIB = 1073741824.0
 KINDS = ("formula", "calibrated", "prediction")
+SUMMARY_LINES = KINDS + ("megatron", "all")
 
 
 def published_path():
@@ -62,6 +62,7 @@ class Row:
     note: str = ""        # catalog key validation.notes.<note>, may be empty
     label: dict = field(default_factory=dict)   # values for the quantity label
     note_text: dict = None                       # {en, zh} note from a scenario file
+    megatron: bool = False                       # a Megatron-style end-to-end run (summary line)
 
     @property
     def error(self):
@@ -76,21 +77,60 @@ def error_percent(predicted, published):
 
 ARXIV = "https://arxiv.org/abs/{}"
 
-# Korthikanti et al. arXiv:2205.05198 Table 3 configurations and Table 5 times.
-TABLE5 = (
-    # name, layers, hidden, heads, tp, pp, gpus, global batch, micro batch, interleave, present work s, full s
-    ("22B", 48, 6144, 64, 8, 1, 8, 4, 4, 1, 1.10, 1.42),
-    ("175B", 96, 12288, 96, 8, 8, 64, 64, 1, 3, 13.75, 18.13),
-    ("530B", 105, 20480, 128, 8, 35, 280, 280, 1, 3, 37.83, 49.05),
-    ("1T", 128, 25600, 160, 8, 64, 512, 512, 1, 1, 71.49, 94.42),
-)
-TABLE5_530B_DP8 = 39.15   # §6.3: 530B, 8-way data parallelism, 2,240 GPUs
+END_TO_END = ROOT / "content" / "validation" / "end_to_end.yaml"
+_WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention", "layers", "hidden", "heads",
+                  "params", "state_bytes_per_param")
+_LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
 
 
-def _table5_workload(layers, hidden, heads, gpus, batch):
-    return lab_core.Workload(params=1e9, layers=layers, hidden=hidden, heads=heads, vocab=51200, gpus=gpus,
-                             seq_len=2048, global_batch_tokens=batch * 2048, flash_attention=False,
-                             inter_node_gbps=200)
+@dataclass
+class EndToEndRun:
+    """One published run of content/validation/end_to_end.yaml, ready to evaluate."""
+    group: dict
+    spec: dict            # the group's common settings overlaid with the row
+
+    @property
+    def published(self):
+        return float(self.spec["published"])
+
+    def workload(self):
+        kwargs = {key: self.spec[key] for key in _WORKLOAD_KEYS if key in self.spec}
+        kwargs.setdefault("params", 1e9)   # ignored when layers and hidden are given
+        kwargs["params"] = float(kwargs["params"])
+        return lab_core.Workload(gpus=self.spec["gpus"], global_batch_tokens=self.spec["batch"] * self.spec["seq_len"],
+                                 **kwargs)
+
+    def parallelism(self):
+        kwargs = {key: self.spec[key] for key in _LAYOUT_KEYS if key in self.spec}
+        kwargs["dp"] = self.spec["gpus"] // (self.spec["tp"] * self.spec["pp"])
+        return lab_core.Parallelism(**kwargs)
+
+
+def end_to_end_runs(path=None):
+    """Every run of content/validation/end_to_end.yaml, in file order."""
+    with open(path or END_TO_END, encoding="utf-8") as handle:
+        groups = yaml.safe_load(handle)["groups"]
+    return [EndToEndRun(group, dict(group.get("common", {}), **row)) for group in groups for row in group["rows"]]
+
+
+def end_to_end_predicted(run):
+    """The lab's value of the run's published metric (its unit: s or TFLOP/s)."""
+    from .scenarios import METRICS, predicted
+
+    workload = run.workload()
+    report = lab_core.evaluate(workload, run.parallelism()).to_dict()
+    return predicted(METRICS[run.group["metric"]], report, workload.gpus)
+
+
+def _end_to_end_rows():
+    rows = []
+    for run in end_to_end_runs():
+        g, spec = run.group, run.spec
+        label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "micro_batch") if key in spec}
+        rows.append(Row(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
+                        end_to_end_predicted(run), run.published, _METRIC_UNITS[g["metric"]], "prediction",
+                        spec.get("note", g["id"]), label, megatron=g.get("megatron_style", True)))
+    return rows
 
 
 def table4_prediction(recompute, sp):
@@ -139,20 +179,6 @@ def _paper_rows(facts):
                         "calibrated", "table4", {"mode": key}))
         rows.append(Row("table4", "arXiv:2205.05198 Table 4", k_url, "layer_bwd", bwd, t4[key]["bwd"], "ms",
                         "calibrated", "table4", {"mode": key}))
-
-    for name, layers, hidden, heads, t, p, n, batch, mb, v, present, full in TABLE5:
-        w = _table5_workload(layers, hidden, heads, n, batch)
-        for mode, rc, sp, published in (("present", "selective", True, present), ("full", "full", False, full)):
-            r = lab_core.evaluate(w, lab_core.Parallelism(tp=t, pp=p, dp=n // (t * p), recompute=rc,
-                                                          sequence_parallel=sp, micro_batch=mb, interleave=v))
-            rows.append(Row("table5", "arXiv:2205.05198 Table 5", k_url, f"iteration_{mode}", r.step_s, published,
-                            "s", "prediction", "table5", {"model": name}))
-    name, layers, hidden, heads, t, p, n, batch, mb, v, _, _ = TABLE5[2]
-    w = _table5_workload(layers, hidden, heads, n * 8, batch * 8)
-    r = lab_core.evaluate(w, lab_core.Parallelism(tp=t, pp=p, dp=8, recompute="selective", sequence_parallel=True,
-                                                  micro_batch=mb, interleave=v))
-    rows.append(Row("table5", "arXiv:2205.05198 §6.3", k_url, "iteration_dp8", r.step_s, TABLE5_530B_DP8, "s",
-                    "prediction", "table5_dp", {"model": name, "gpus": n * 8}))
 
     n_url = ARXIV.format("2104.04473")
     tt = facts["ptdp.training_time"]["published"]
@@ -228,14 +254,15 @@ def scenario_rows():
 
 
 def rows(facts=None):
-    return _paper_rows(facts or load_facts()) + scenario_rows()
+    return _paper_rows(facts or load_facts()) + _end_to_end_rows() + scenario_rows()
 
 
 def summary(all_rows):
-    """Mean |error| (percent) per kind and over every row."""
+    """Mean |error| (percent) per kind, over the Megatron-style end-to-end runs and over every row."""
     out = {}
-    for kind in KINDS + ("all",):
-        chosen = [abs(r.error) for r in all_rows if kind == "all" or r.kind == kind]
+    for kind in SUMMARY_LINES:
+        chosen = [abs(r.error) for r in all_rows
+                  if kind == "all" or r.kind == kind or (kind == "megatron" and r.megatron)]
         out[kind] = (sum(chosen) / len(chosen), len(chosen)) if chosen else (0.0, 0)
     misses = [r for r in all_rows if r.kind == "prediction" and abs(r.error) > 10.0]
     out["misses"] = (len(misses), len([r for r in all_rows if r.kind == "prediction"]))

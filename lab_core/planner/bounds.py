@@ -57,7 +57,8 @@ class StepBound:
 
     Built from one evaluated probe of the layout (micro-batch 1, no recompute,
     no interleaving, ZeRO-1 when dp > 1). The model's step time is
-      m x micro + (p - 1)/v x micro + exposed DP + exposed ZeRO-3 + optimizer
+      m x max(micro, sends) + (p - 1)/v x (micro + sends) + exposed DP
+      + exposed ZeRO-3 + optimizer
     (arXiv:2104.04473 Sec 2.2 for the bubble); forward/backward are linear in
     the micro-batch b plus a fixed per-layer overhead; TP and pipeline messages
     grow with b and reach a higher fraction of bus bandwidth (comms.
@@ -92,7 +93,7 @@ class StepBound:
         self.s_tp = 2.0 * c.s * c.h
         self.s_p2p = 2.0 * c.s * c.h / t
         self.tp1 = probe.tp_comm_s * size_efficiency(self.s_tp) if t > 1 else 0.0
-        self.p2p1 = probe.pp_p2p_s * size_efficiency(self.s_p2p) if p > 1 else 0.0
+        self.p2p1 = probe.pp_p2p_total_s * size_efficiency(self.s_p2p) if p > 1 else 0.0
         zero = probe.parallelism.zero
         self.opt_full = probe.optimizer_s * (d if zero >= 1 else 1)
         self.opt_sharded = self.opt_full / d
@@ -115,22 +116,24 @@ class StepBound:
         """
         R = self.R
         m = R // b
-        comm = 0.0
-        if self.tp1:
-            comm += self.tp1 / size_efficiency(self.s_tp * b)
-        if self.p2p1:
-            comm += v * self.p2p1 / size_efficiency(self.s_p2p * b)
+        tp = self.tp1 / size_efficiency(self.s_tp * b) if self.tp1 else 0.0
+        sends = v * self.p2p1 / size_efficiency(self.s_p2p * b) if self.p2p1 else 0.0
         compute = R * self.c1 + m * self.c0
         if recompute == "full":
             compute += R * self.full_extra1 + m * self.lp_ovh
-        work = compute + comm
-        step = work + (self.p - 1.0) / v * (work / m)
+        busy = compute + tp
+        # Sends hide behind compute in the steady phase, not in fill and drain.
+        bubble = (self.p - 1.0) / v * (busy + sends) / m
+        step = (busy if busy >= sends else sends) + bubble
         if self.d == 1:
             return step + self.opt_full
         overlap = cal.DP_OVERLAP_FRACTION
-        # ZeRO 0-2: the largest overlap window is backward + full recompute of one micro-batch.
+        # ZeRO 0-2: the largest overlap window is backward + full recompute of
+        # one micro-batch, plus (v - 1)/v of the drain bubble. The step grows
+        # with the bubble even after the wider window (slope 1/v > 0), so the
+        # lower-bound bubble keeps the sum a lower bound.
         dp_step = step + self.opt_sharded
-        window = overlap * (b * self.c1 + self.c0)
+        window = overlap * (b * self.c1 + self.c0) + (v - 1.0) / v * bubble
         if self.dp_allreduce > window and sequence_parallel:
             dp_step += self.dp_allreduce - window
         if zero is not None and zero < 3:

@@ -4,8 +4,8 @@ Reads shared/validation/published.yaml (../shared/validation/ from the repo
 root) when it exists, else the vendored content/validation/published.yaml. Each check
 is (fact id, quantity, predicted, published, tolerance, kind) where kind is
 "abs" (absolute tolerance in the published unit) or "rel" (relative).
-End-to-end runs that are NOT in the published file are listed separately in
-END_TO_END with their source, and reported but not asserted.
+End-to-end runs that are NOT in the published file come from
+content/validation/end_to_end.yaml (end_to_end_rows), as on the site.
 """
 import math
 import os
@@ -25,7 +25,8 @@ from lab_core.memory import model_state_bytes_per_gpu  # noqa: E402
 from lab_core.shape import param_count  # noqa: E402
 # One definition of where the published figures live and of the Table 4
 # setting, shared with the site's "model vs published runs" page.
-from labsite.validation import SHARED, VENDORED, load_facts, published_path, table4_prediction  # noqa: E402,F401
+from labsite.validation import (SHARED, VENDORED, end_to_end_predicted, end_to_end_runs,  # noqa: E402,F401
+                                load_facts, published_path, table4_prediction)
 
 GB = 1e9
 MIB = 1048576.0
@@ -179,53 +180,22 @@ def within(row):
     return abs(predicted - published) <= tol * abs(published) + 1e-9 * max(1.0, abs(published))
 
 
-# End-to-end runs NOT in published.yaml: reported, not asserted. Transcribed
-# from Korthikanti et al. arXiv:2205.05198 Table 5 (iteration time, seconds;
-# configurations of Table 3, Selene A100-80GB, 8 x 200 Gb/s HDR per node).
-# The judge of fidelity: check these against the paper before relying on them.
-END_TO_END = (
-    # name, layers, hidden, heads, tp, pp, gpus, global batch, micro batch, interleave, selective+SP s, full s
-    ("22B", 48, 6144, 64, 8, 1, 8, 4, 4, 1, 1.10, 1.42),
-    ("175B", 96, 12288, 96, 8, 8, 64, 64, 1, 3, 13.75, 18.13),
-    ("530B", 105, 20480, 128, 8, 35, 280, 280, 1, 3, 37.83, 49.05),
-    ("1T", 128, 25600, 160, 8, 64, 512, 512, 1, 1, 71.49, 94.42),
-)
-
-
-# Narayanan et al. arXiv:2104.04473 Table 2, "ZeRO-3 without model parallelism"
-# (DeepSpeed ZeRO-3 on Selene A100s; hardware TFLOP/s by the paper's Eq 3, i.e.
-# with full recompute; micro-batch = batch / GPUs, one micro-batch per step).
-# Checked against two independent transcriptions of the table. Not in
-# published.yaml and not used to fit anything: reported, and asserted only
-# loosely (tests/model/test_model_memory_and_zero3.py).
-# layers, hidden, heads, global batch, GPUs, TFLOP/s per GPU
-ZERO3_TABLE2 = (
-    (96, 12288, 96, 1536, 384, 144), (96, 12288, 96, 1536, 768, 88), (96, 12288, 96, 1536, 1536, 44),
-    (105, 20480, 128, 2560, 640, 138), (105, 20480, 128, 2240, 1120, 98), (105, 20480, 128, 2240, 2240, 48),
-)
+def end_to_end_rows(group=None):
+    """(source, quantity, predicted, published) of content/validation/end_to_end.yaml,
+    one group or all: runs NOT in published.yaml, none used to fit a constant."""
+    rows = []
+    for run in end_to_end_runs():
+        if group is not None and run.group["id"] != group:
+            continue
+        spec = run.spec
+        layout = f"t{spec['tp']} p{spec['pp']} d{spec['gpus'] // (spec['tp'] * spec['pp'])}"
+        quantity = f"{run.group['id']} {spec['model']} {layout} {spec.get('recompute', '')} {run.group['metric']}"
+        rows.append((spec.get("source", run.group["source"]), quantity, end_to_end_predicted(run), run.published))
+    return rows
 
 
 def zero3_rows():
-    rows = []
-    for l, h, a, gb, n, pub in ZERO3_TABLE2:
-        w = Workload(params=1e9, layers=l, hidden=h, heads=a, gpus=n, seq_len=2048, global_batch_tokens=gb * 2048,
-                     flash_attention=False, inter_node_gbps=200)
-        r = evaluate(w, Parallelism(tp=1, pp=1, dp=n, zero=3, recompute="full", micro_batch=gb // n))
-        rows.append(("arXiv:2104.04473 Table 2", f"ZeRO-3 L={l} {n} GPUs TFLOP/s",
-                     r.hardware_flops_per_step / r.step_s / n / 1e12, pub))
-    return rows
-
-
-def end_to_end_rows():
-    rows = []
-    for name, l, h, a, t, p, n, gb, mb, v, sel, full in END_TO_END:
-        w = Workload(params=1e9, layers=l, hidden=h, heads=a, gpus=n, seq_len=2048, global_batch_tokens=gb * 2048,
-                     flash_attention=False, inter_node_gbps=200)
-        for label, rc, sp, pub in (("selective+SP", "selective", True, sel), ("full recompute", "full", False, full)):
-            r = evaluate(w, Parallelism(tp=t, pp=p, dp=n // (t * p), recompute=rc, sequence_parallel=sp,
-                                        micro_batch=mb, interleave=v))
-            rows.append(("arXiv:2205.05198 Table 5", f"{name} {label} iteration (s)", r.step_s, pub))
-    return rows
+    return end_to_end_rows("table2_zero3")
 
 
 def error_percent(predicted, published):

@@ -4,7 +4,7 @@ from mkdocs.structure.toc import AnchorLink
 
 from ..slots import slot_renderer
 from ..tutorial import cjk_tidy
-from ..validation import KINDS, rows, summary
+from ..validation import SUMMARY_LINES, rows, summary
 
 _cache = {}
 
@@ -74,7 +74,7 @@ def render_validation(ctx):
         groups[-1]["rows"].append(row)
     stats = summary(all_rows)
     averages = [{"kind": kind, "label": ctx.catalog["validation"]["kinds"][kind], "mean": f"{stats[kind][0]:.1f}",
-                 "count": stats[kind][1]} for kind in KINDS + ("all",)]
+                 "count": stats[kind][1]} for kind in SUMMARY_LINES]
     misses, predictions = stats["misses"]
     texts = ctx.catalog["validation"]
     _add_to_toc(ctx.page, [("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
