@@ -128,7 +128,8 @@ def _end_to_end_rows():
         g, spec = run.group, run.spec
         label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "micro_batch") if key in spec}
         rows.append(Row(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
-                        end_to_end_predicted(run), run.published, _METRIC_UNITS[g["metric"]], "prediction",
+                        end_to_end_predicted(run), run.published, _METRIC_UNITS[g["metric"]],
+                        g.get("kind", "prediction"),
                         spec.get("note", g["id"]), label, megatron=g.get("megatron_style", True)))
     return rows
 
