@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup serve dev site test test-fast bench browser clean check-scenarios
+.PHONY: setup serve dev site test test-fast bench browser clean check-scenarios validation
 
 setup: $(STAMPS)/venv $(STAMPS)/node
 
@@ -63,6 +63,12 @@ bench: site browser $(STAMPS)/peer
 # Validate scenario files: `make check-scenarios` (all) or FILES="scenarios/x.yaml".
 check-scenarios: $(STAMPS)/venv
 	$(PY) build/check_scenarios.py $(FILES)
+
+# The model against every published figure (published.yaml and content/validation/end_to_end.yaml),
+# and the calibration fits reproduced.
+validation: $(STAMPS)/venv
+	$(PY) tests/model/validation_report.py
+	$(PY) tests/model/fit_calibration.py
 
 clean:
 	rm -rf site $(STAMPS) .pytest_cache .cache

@@ -7,7 +7,7 @@ When the reader gives only ``params``, the shape follows a documented rule:
   from 2048, of 256 below (so heads split over 8, 4, 2 tensor-parallel GPUs);
 - layers then fill the parameter budget left after the embeddings, by
   Narayanan et al. Eq 2 (arXiv:2104.04473), rounded to a multiple of 4 from
-  16 layers up;
+  16 layers up and of 8 from 64 up (so 4- and 8-stage pipelines split them);
 - head size 128 (heads = h / 128), MLP size 4h, vocabulary 51,200 (the padded
   GPT-2 vocabulary of arXiv:2104.04473 and arXiv:2205.05198).
 A gated MLP (SwiGLU) with inner size f is entered as ffn_hidden = 1.5 f: the
@@ -44,6 +44,9 @@ def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
 def _layers_for(params, hidden, ffn_hidden, vocab, seq_len):
     left = params - (vocab + seq_len) * hidden
     layers = left / params_per_layer(hidden, ffn_hidden)
+    if layers >= 64:
+        # A multiple of 8, so that 8-stage pipelines split it evenly.
+        return int(round(layers / 8.0)) * 8
     if layers >= 16:
         # A multiple of 4, so that 2- and 4-stage pipelines split it evenly.
         return int(round(layers / 4.0)) * 4

@@ -72,6 +72,13 @@ def render_validation(ctx):
         if not groups or groups[-1]["id"] != row["group"]:
             groups.append({"id": row["group"], "title": ctx.catalog["validation"]["groups"][row["group"]], "rows": []})
         groups[-1]["rows"].append(row)
+    for group in groups:
+        # A note every row of a group shares is said once, under its heading.
+        notes = {row["note"] for row in group["rows"]}
+        group["note"] = notes.pop() if len(notes) == 1 else ""
+        if group["note"]:
+            for row in group["rows"]:
+                row["note"] = ""
     stats = summary(all_rows)
     averages = [{"kind": kind, "label": ctx.catalog["validation"]["kinds"][kind], "mean": f"{stats[kind][0]:.1f}",
                  "count": stats[kind][1]} for kind in SUMMARY_LINES]
