@@ -62,13 +62,13 @@ def _weight(goodput):
 
 def simplicity_key(par):
     """Fewer parallel dimensions, lower ZeRO stage, less recompute, then
-    smaller model-parallel degree and no interleaving (DESIGN.md "Plan")."""
+    smaller model-parallel degree and fewer interleaved chunks (DESIGN.md "Plan")."""
     return _simplicity(par.tp, par.pp, par.dp, par.zero, par.recompute, par.interleave)
 
 
 def _simplicity(t, p, d, zero, recompute, v):
     dims = (t > 1) + (p > 1) + (d > 1)
-    return (dims, zero, _RECOMPUTE_RANK[recompute], t * p, p, v > 1)
+    return (dims, zero, _RECOMPUTE_RANK[recompute], t * p, p, v)
 
 
 _RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
