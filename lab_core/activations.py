@@ -34,6 +34,26 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     return sbh * (10.0 + sharded / t + scores / t)
 
 
+def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
+                  flash_attention=False, ffn_hidden=None):
+    """Activations rebuilt for the backward pass of one layer, one micro-batch.
+
+    Recomputation trades stored activations for a transient peak: while one
+    layer runs its backward, what was dropped is in memory again. Source:
+    Chen et al. arXiv:1604.06174 Sec 4 (peak memory = the kept checkpoints +
+    one segment's activations). Full recompute rebuilds the whole layer
+    (per_layer_bytes without recompute); selective rebuilds only the
+    attention scores (arXiv:2205.05198 Sec 5); with flash attention nothing
+    s x s is ever stored, so there is nothing to rebuild.
+    """
+    if recompute == "none":
+        return 0.0
+    whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden)
+    if recompute == "full":
+        return whole
+    return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden)
+
+
 def interleave_multiplier(p, v):
     """Extra in-flight activations of the interleaved 1F1B schedule.
 

@@ -7,7 +7,7 @@ evaluate() for many layouts pays only for what depends on the layout.
 import math
 
 from . import calibration as cal
-from .activations import extra_bytes, first_stage_bytes, per_layer_bytes
+from .activations import extra_bytes, first_stage_bytes, per_layer_bytes, working_bytes
 from .comms import group_time, point_to_point_time
 from .errors import LabInputError
 from .failures import (daly_interval, goodput, interruptions_per_hour,
@@ -116,13 +116,15 @@ def evaluate(workload, parallelism):
         # never more than the unsharded weights.
         weights += min(4.0 * c.layer_params / t, 2.0 * params_gpu - weights)
     act_layer = per_layer_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f)
-    activations = first_stage_bytes(act_layer, L, p, m, v) + extra_bytes(s, b, h, V, t, p, m)
+    working = working_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f)
+    activations = first_stage_bytes(act_layer, L, p, m, v) + extra_bytes(s, b, h, V, t, p, m) + working
     total = weights + grads + optimizer + activations
     r.weights_bytes = weights
     r.gradients_bytes = grads
     r.optimizer_bytes = optimizer
     r.activations_bytes = activations
     r.activations_per_layer_bytes = act_layer
+    r.activations_working_bytes = working
     r.memory_bytes = total
     r.device_bytes = c.device_bytes
     r.headroom_bytes = c.device_bytes - total if total < c.device_bytes else 0.0

@@ -20,6 +20,7 @@ LAYOUT = (
         ("fits", "fits"),
         ("params_per_gpu", "params_per_gpu"),
         ("activations_per_layer_bytes", "activations_per_layer_bytes"),
+        ("activations_working_bytes", "activations_working_bytes"),
     )),
     ("time", (
         ("step_s", "step_s"),

@@ -343,6 +343,7 @@ def activations_chapter():
     values["speedup"] = (r_full.step_s / r_sel.step_s - 1.0, "percent")
     values["mem_selective"] = (r_sel.memory_bytes, "bytes")
     values["act_selective"] = (r_sel.activations_bytes, "bytes")
+    values["working_full"] = (r_full.activations_working_bytes, "bytes")
     values["pp"] = (GPT3_LAYOUT["pp"], "count")
     chart = {"type": "stacked", "id": "activations", "categories": categories,
              "segments": [("stored", base), ("scores", scores)],

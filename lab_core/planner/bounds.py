@@ -8,7 +8,7 @@ memory prediction equals evaluate()'s figure and that the time bound never
 exceeds it, so a change in the model that breaks either shows up there.
 """
 from .. import calibration as cal
-from ..activations import extra_bytes, first_stage_bytes, per_layer_bytes
+from ..activations import extra_bytes, first_stage_bytes, per_layer_bytes, working_bytes
 from ..comms import size_efficiency
 from ..evaluate import zero3_times
 from ..memory import model_state_parts
@@ -36,15 +36,17 @@ def state_bytes(c, t, p, d, zero):
 
 
 def activation_bytes(c, t, p, d, recompute, b, v, sp=None):
-    """Activations of the first stage (arXiv:2205.05198 Table 2, Eq 5; as lab_core.evaluate).
+    """Activations of the first stage (arXiv:2205.05198 Table 2, Eq 5, plus the
+    recompute working set of arXiv:1604.06174; as lab_core.evaluate).
 
     Sequence parallelism: on whenever t > 1 unless sp says otherwise (the
     planner's rule, see search.py).
     """
     m = c.batch // d // b
-    layer = per_layer_bytes(c.s, b, c.h, c.a, t, t > 1 if sp is None else (sp and t > 1), recompute,
-                            c.flash, c.f)
-    return first_stage_bytes(layer, c.L, p, m, v) + extra_bytes(c.s, b, c.h, c.V, t, p, m)
+    sp_on = t > 1 if sp is None else (sp and t > 1)
+    layer = per_layer_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f)
+    return (first_stage_bytes(layer, c.L, p, m, v) + extra_bytes(c.s, b, c.h, c.V, t, p, m)
+            + working_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f))
 
 
 def memory_bytes(c, t, p, d, zero, recompute, b, v):

@@ -31,7 +31,11 @@ def test_evaluate_activation_memory_is_korthikanti_eq5(row):
     m = row["global_batch"] // b
     expected = 34.0 * sbh / t * L * min(p, m) / p * (1 + (p - 1) / (p * v) if v > 1 and p > 1 else 1)
     expected += sbh * min(p, m) / t + (4.0 * sbh / t * (1 + 51200 / h) if p == 1 else 0.0)
-    assert r.activations_bytes == pytest.approx(expected, rel=1e-12)
+    # Stored activations are Eq 5; on top, selective recompute rebuilds one
+    # layer's attention scores for its backward (arXiv:1604.06174 Sec 4).
+    working = 5.0 * a * s * s * b / t
+    assert r.activations_working_bytes == pytest.approx(working, rel=1e-12)
+    assert r.activations_bytes - r.activations_working_bytes == pytest.approx(expected, rel=1e-12)
 
 
 def test_zero_one_trillion_on_1024_gpus():
@@ -102,3 +106,21 @@ def test_more_compute_never_shortens_a_step():
             continue
         assert more >= less * (1 - 1e-12)
         assert no_sp >= less * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("flash", [False, True])
+def test_recompute_working_set_is_one_rebuilt_layer(flash):
+    """arXiv:1604.06174 Sec 4: peak = kept checkpoints + one segment. Full
+    recompute rebuilds a whole layer, selective only the scores (nothing with
+    flash attention), no recompute rebuilds nothing."""
+    from lab_core.activations import per_layer_bytes
+
+    w = Workload(params=1e9, layers=48, hidden=6144, heads=64, vocab=51200, gpus=8, seq_len=2048,
+                 global_batch_tokens=4 * 2048, flash_attention=flash)
+    args = (2048, 4, 6144, 64, 8, True)
+    whole = per_layer_bytes(*args, "none", flash)
+    expected = {"none": 0.0, "full": whole, "selective": whole - per_layer_bytes(*args, "selective", flash)}
+    for recompute, working in expected.items():
+        r = evaluate(w, Parallelism(tp=8, pp=1, dp=1, recompute=recompute, sequence_parallel=True, micro_batch=4))
+        assert r.activations_working_bytes == pytest.approx(working, rel=1e-12)
+    assert expected["selective"] == (0.0 if flash else pytest.approx(5.0 * 64 * 2048 * 2048 * 4 / 8, rel=1e-12))
