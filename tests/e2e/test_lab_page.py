@@ -246,3 +246,24 @@ def test_usable_on_a_phone_width_screen(browser, base_url):
     overflow = page.evaluate("() => document.getElementById('lab-app').scrollWidth - document.getElementById('lab-app').clientWidth")
     assert overflow <= 1
     context.close()
+
+
+def test_a_drag_is_one_history_entry_and_the_url_follows_its_last_move(page):
+    """The moves of a drag after the first update the URL on a trailing timer
+    (off the input -> meters path); the URL still ends at the drag's last value
+    and the drag adds exactly one history entry."""
+    open_live(page)
+    entries = page.evaluate("history.length")
+    seq = requested(page)
+    page.evaluate("""() => {
+        const range = document.getElementById('slider-gpus');
+        for (let i = 0; i < 5; i++) {
+            range.value = String(Number(range.value) + 1);
+            range.dispatchEvent(new Event('input', { bubbles: true }));
+        }
+        range.dispatchEvent(new Event('change', { bubbles: true }));
+    }""")
+    settle(page, seq)
+    shown = page.input_value("#typed-gpus").replace(",", "")
+    page.wait_for_function("(gpus) => new URLSearchParams(location.search).get('gpus') === gpus", arg=shown)
+    assert page.evaluate("history.length") == entries + 1

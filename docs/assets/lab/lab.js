@@ -153,11 +153,34 @@ function urlFor(inputs) {
   return `${location.pathname}${query ? `?${query}` : ""}`;
 }
 
-function recordHistory(mode) {
+// Updating the URL is a synchronous call into the browser that costs several
+// milliseconds, so the moves of one drag (after the first, which pushes the
+// interaction's entry at once) update it at most every REPLACE_EVERY_MS, on
+// the trailing edge, off the path from input to updated meters.
+const REPLACE_EVERY_MS = 250;
+let replaceTimer = null;
+
+function writeHistory(mode) {
   const url = urlFor(state.applied);
   if (url === `${location.pathname}${location.search}`) return;
   if (mode === "replace") history.replaceState({ inputs: state.applied }, "", url);
   else history.pushState({ inputs: state.applied }, "", url);
+}
+
+function flushHistory() {
+  if (replaceTimer === null) return;
+  clearTimeout(replaceTimer);
+  replaceTimer = null;
+  writeHistory("replace");
+}
+
+function recordHistory(mode) {
+  if (mode !== "replace") {
+    flushHistory();
+    writeHistory(mode);
+  } else if (replaceTimer === null) {
+    replaceTimer = setTimeout(flushHistory, REPLACE_EVERY_MS);
+  }
 }
 
 function parseValue(name, text) {
@@ -351,7 +374,14 @@ function wireInputs() {
       });
     }
   }
+  // Leaving the page keeps the last drag in the URL; going back drops a pending
+  // replace, which would otherwise rewrite the entry the reader returned to.
+  window.addEventListener("pagehide", flushHistory);
   window.addEventListener("popstate", () => {
+    if (replaceTimer !== null) {
+      clearTimeout(replaceTimer);
+      replaceTimer = null;
+    }
     const parsed = inputsFromUrl();
     state.inputs = parsed.error ? { ...config.defaults } : parsed.inputs;
     state.typed = {};
