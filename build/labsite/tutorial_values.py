@@ -191,6 +191,8 @@ def zero_chapter():
         values[f"mem{stage}"] = (r.memory_bytes, "bytes")
         values[f"comm{stage}"] = (r.dp_comm_total_s + r.zero_comm_total_s, "duration")
         values[f"exposed{stage}"] = (r.dp_comm_s + r.zero_comm_s, "duration")
+        total = r.dp_comm_total_s + r.zero_comm_total_s
+        values[f"hidden{stage}"] = (1.0 - (r.dp_comm_s + r.zero_comm_s) / total if total > 0 else 1.0, "percent")
     values["device"] = (w.gpu_memory_bytes, "bytes")
     values["psi_bytes"] = (2.0 * params, "bytes")
     values["dp_volume"] = (2.0 * 2.0 * params, "bytes")
