@@ -7,7 +7,7 @@ under 1F1B) holds in total.
 
 
 def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                    flash_attention=False, ffn_hidden=None):
+                    flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True):
     """Activation bytes of one layer for one micro-batch on one GPU.
 
     Source: arXiv:2205.05198 Table 2 (Eq 1, 2, 4, 6 and Sec 5):
@@ -23,19 +23,29 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     sequence-sharded input, 2 s b h / t (Table 2's note; what Megatron-LM does).
     The 34 = 10 replicated + 24 sharded units assume ffn_hidden = 4h; for another
     MLP size f the sharded part is 8 + 4 f / h (two f-wide MLP tensors).
+    Of the 8 attention units, keys and values are 2 each: grouped-query
+    attention with r = kv_heads / heads stores 2r of each (arXiv:2305.13245).
+    Without dropout the two 1-byte masks of the 10 replicated units go, and the
+    scores term keeps only the softmax output, 2 a s / h of its 5 (the mask and
+    the dropout output go).
     """
     sbh = float(s) * b * h
     if recompute == "full":
         return 2.0 * sbh / t if sequence_parallel else 2.0 * sbh
-    sharded = 24.0 if ffn_hidden is None else 8.0 + 4.0 * ffn_hidden / h
-    scores = 0.0 if (flash_attention or recompute == "selective") else 5.0 * a * s / h
+    f = 4.0 * h if ffn_hidden is None else ffn_hidden
+    sharded = 4.0 + 4.0 * kv_ratio + 4.0 * f / h
+    replicated = 10.0 if dropout else 8.0
+    if flash_attention or recompute == "selective":
+        scores = 0.0
+    else:
+        scores = (5.0 if dropout else 2.0) * a * s / h
     if sequence_parallel:
-        return sbh / t * (10.0 + sharded + scores)
-    return sbh * (10.0 + sharded / t + scores / t)
+        return sbh / t * (replicated + sharded + scores)
+    return sbh * (replicated + sharded / t + scores / t)
 
 
 def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                  flash_attention=False, ffn_hidden=None):
+                  flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True):
     """Activations rebuilt for the backward pass of one layer, one micro-batch.
 
     Recomputation trades stored activations for a transient peak: while one
@@ -48,10 +58,11 @@ def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     """
     if recompute == "none":
         return 0.0
-    whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden)
+    whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout)
     if recompute == "full":
         return whole
-    return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden)
+    return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden,
+                                   kv_ratio, dropout)
 
 
 def interleave_multiplier(p, v):

@@ -15,7 +15,7 @@ from .failures import (daly_interval, goodput, interruptions_per_hour,
 from .memory import gradient_bytes_per_param, model_state_parts
 from .parallelism import Parallelism, check_layout
 from .report import Report
-from .timing import layer_times, logits_times
+from .timing import layer_gemm_params, layer_times, logits_times
 from .workload import Workload
 
 
@@ -29,6 +29,8 @@ class WorkloadContext:
         self.h = shape.hidden
         self.a = shape.heads
         self.f = shape.ffn_hidden
+        self.r = shape.kv_ratio
+        self.dropout = w.dropout
         self.V = shape.vocab
         self.L = shape.layers
         self.layer_params = shape.layer_params
@@ -115,8 +117,8 @@ def evaluate(workload, parallelism):
         # Two layers' gathered 16-bit weights in flight (current + prefetch),
         # never more than the unsharded weights.
         weights += min(4.0 * c.layer_params / t, 2.0 * params_gpu - weights)
-    act_layer = per_layer_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f)
-    working = working_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f)
+    act_layer = per_layer_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f, c.r, c.dropout)
+    working = working_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f, c.r, c.dropout)
     activations = first_stage_bytes(act_layer, L, p, m, v) + extra_bytes(s, b, h, V, t, p, m) + working
     total = weights + grads + optimizer + activations
     r.weights_bytes = weights
@@ -134,7 +136,8 @@ def evaluate(workload, parallelism):
     r.params_per_gpu = params_gpu
 
     # --- Time of one micro-batch on the bottleneck (last) stage -------------
-    lt = layer_times(s, b, h, a, f, t, sp, par.recompute, c.flash, c.flops_rate, c.hbm_rate, c.nvlink_rate)
+    lt = layer_times(s, b, h, a, f, t, sp, par.recompute, c.flash, c.flops_rate, c.hbm_rate, c.nvlink_rate,
+                     c.r, c.dropout)
     logit_f, logit_b = logits_times(s, b, h, V, t, c.flops_rate, c.hbm_rate)
     lp = L / p
     fwd = lp * lt.forward + logit_f
@@ -216,7 +219,7 @@ def evaluate(workload, parallelism):
 
     # --- Throughput -----------------------------------------------------------
     B = c.batch
-    gemm_B = 2.0 * B * s * (4.0 * h * h + 2.0 * h * f)
+    gemm_B = 2.0 * B * s * layer_gemm_params(h, f, c.r)
     attn_B = 4.0 * B * s * s * h
     model_flops = 3.0 * (L * (gemm_B + attn_B) + 2.0 * B * s * h * V)  # Eq 7, any MLP size
     if par.recompute == "full":

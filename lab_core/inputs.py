@@ -82,6 +82,9 @@ INPUT_SPECS = (
     _advanced("layers", "transformer layers (0 = derive)", 1, 1024, 0, integer=True, derive=True),
     _advanced("hidden", "hidden size (0 = derive)", 64, 131072, 0, integer=True, derive=True),
     _advanced("heads", "attention heads (0 = derive)", 1, 1024, 0, integer=True, derive=True),
+    # Grouped-query attention (arXiv:2305.13245): fewer key/value heads than
+    # query heads; 0 = as many as heads (multi-head attention).
+    _advanced("kv_heads", "key/value heads (0 = heads)", 1, 1024, 0, integer=True, derive=True),
     _advanced("ffn_hidden", "MLP inner size (0 = 4 x hidden)", 64, 524288, 0, integer=True, derive=True),
     _advanced("vocab", "vocabulary size (0 = 51200)", 256, 1048576, 0, integer=True, derive=True),
     InputSpec("state_bytes_per_param", "bytes per parameter", 16, 18, 16, log_scale=False,
@@ -93,6 +96,9 @@ INPUT_SPECS = (
     _advanced("storage_read_gbps", "GB/s aggregate read (1e9 B/s)", 0.1, 100000, 100, log_scale=True),
     _advanced("loader_tokens_per_s_per_node", "tokens/s per node", 1e3, 1e10, 5e6, log_scale=True),
     InputSpec("flash_attention", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # Dropout masks are part of Korthikanti's activation accounting; many recent
+    # LLMs (Llama, arXiv:2302.13971) train without dropout.
+    InputSpec("dropout", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

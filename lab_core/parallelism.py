@@ -77,7 +77,8 @@ def check_layout(workload, par):
     """Raise LabInputError when `par` cannot run `workload`; return micro-batches per step.
 
     Rules: tp pp dp = gpus; tp divides GPUs per node (tensor parallelism stays on
-    NVLink, arXiv:2104.04473 Sec 3.2); tp divides heads, hidden and MLP size;
+    NVLink, arXiv:2104.04473 Sec 3.2); tp divides heads, key/value heads,
+    hidden and MLP size;
     layers split into pp x interleave equal chunks; dp divides the global batch
     of sequences and micro_batch divides the per-replica batch; interleaving
     needs the micro-batch count to be a multiple of pp (arXiv:2104.04473 Sec 2.2.2).
@@ -91,7 +92,8 @@ def check_layout(workload, par):
     if par.tp > gpn or gpn % par.tp:
         raise LabInputError("tp", par.tp, f"a divisor of gpus_per_node={gpn}: {_divisors(gpn)}", "inconsistent",
                             "tensor parallelism must stay inside one NVLink node")
-    for name, size in (("heads", shape.heads), ("hidden", shape.hidden), ("ffn_hidden", shape.ffn_hidden)):
+    for name, size in (("heads", shape.heads), ("kv_heads", shape.kv_heads), ("hidden", shape.hidden),
+                       ("ffn_hidden", shape.ffn_hidden)):
         if size % par.tp:
             raise LabInputError("tp", par.tp, f"a divisor of {name}={size}: {_divisors(size, gpn)}", "inconsistent")
     chunks = par.pp * par.interleave

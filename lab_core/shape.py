@@ -11,7 +11,9 @@ When the reader gives only ``params``, the shape follows a documented rule:
 - head size 128 (heads = h / 128), MLP size 4h, vocabulary 51,200 (the padded
   GPT-2 vocabulary of arXiv:2104.04473 and arXiv:2205.05198).
 A gated MLP (SwiGLU) with inner size f is entered as ffn_hidden = 1.5 f: the
-model counts two MLP matrices of h x ffn_hidden.
+model counts two MLP matrices of h x ffn_hidden. Grouped-query attention
+(arXiv:2305.13245) has kv_heads key/value heads shared by heads query heads
+(kv_heads = heads, multi-head attention, unless given).
 """
 import math
 
@@ -22,12 +24,17 @@ HEAD_DIM = 128
 HIDDEN_STEP = 128
 
 
-def params_per_layer(hidden, ffn_hidden):
-    """Parameters of one transformer layer: 4h^2 + 4h (attention), 2hf + f + h (MLP), 4h (2 layernorms).
+def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0):
+    """Parameters of one transformer layer: (2 + 2r) h^2 + (2 + 2r) h (attention:
+    query and output h x h, key and value h x r h, r = kv_heads / heads),
+    2hf + f + h (MLP), 4h (2 layernorms).
 
-    Source: arXiv:2104.04473 Eq 2, whose 12h^2 + 13h per layer is this count at f = 4h.
+    Source: arXiv:2104.04473 Eq 2, whose 12h^2 + 13h per layer is this count at
+    f = 4h and r = 1; grouped-query attention shrinks the key and value
+    projections by r (arXiv:2305.13245 Sec 2.2).
     """
-    return 4 * hidden * hidden + 2 * hidden * ffn_hidden + ffn_hidden + 9 * hidden
+    attention = (2.0 + 2.0 * kv_ratio) * hidden * (hidden + 1)
+    return attention + 2 * hidden * ffn_hidden + ffn_hidden + 5 * hidden
 
 
 def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
@@ -41,9 +48,9 @@ def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
     return layers * params_per_layer(hidden, ffn_hidden) + (vocab + seq_len) * hidden
 
 
-def _layers_for(params, hidden, ffn_hidden, vocab, seq_len):
+def _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_ratio=1.0):
     left = params - (vocab + seq_len) * hidden
-    layers = left / params_per_layer(hidden, ffn_hidden)
+    layers = left / params_per_layer(hidden, ffn_hidden, kv_ratio)
     if layers >= 64:
         # A multiple of 8, so that 8-stage pipelines split it evenly.
         return int(round(layers / 8.0)) * 8
@@ -76,17 +83,19 @@ def _default_heads(hidden):
 class ModelShape:
     """The transformer's dimensions and parameter counts (plain attributes)."""
 
-    __slots__ = ("layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len",
+    __slots__ = ("layers", "hidden", "heads", "kv_heads", "kv_ratio", "ffn_hidden", "vocab", "seq_len",
                  "layer_params", "embedding_params", "params", "derived")
 
-    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived):
+    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
+        self.kv_heads = heads if kv_heads is None else kv_heads
+        self.kv_ratio = self.kv_heads / heads
         self.ffn_hidden = ffn_hidden
         self.vocab = vocab
         self.seq_len = seq_len
-        self.layer_params = float(params_per_layer(hidden, ffn_hidden))
+        self.layer_params = float(params_per_layer(hidden, ffn_hidden, self.kv_ratio))
         self.embedding_params = float((vocab + seq_len) * hidden)
         self.params = layers * self.layer_params + self.embedding_params
         self.derived = derived
@@ -96,6 +105,7 @@ class ModelShape:
             "layers": self.layers,
             "hidden": self.hidden,
             "heads": self.heads,
+            "kv_heads": self.kv_heads,
             "ffn_hidden": self.ffn_hidden,
             "vocab": self.vocab,
             "params": self.params,
@@ -103,7 +113,8 @@ class ModelShape:
         }
 
 
-def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None):
+def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None,
+                 kv_heads=None):
     """Fill in the absent dimensions by the rule in the module docstring."""
     derived = []
     if not vocab:
@@ -132,13 +143,23 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     if not ffn_hidden:
         ffn_hidden = 4 * hidden
         derived.append("ffn_hidden")
-    if not layers:
-        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len)
-        derived.append("layers")
-    if not heads:
+    heads_derived = not heads
+    if heads_derived:
         heads = _default_heads(hidden)
-        derived.append("heads")
     if hidden % heads:
         raise LabInputError("heads", heads, f"a divisor of hidden={hidden}", "inconsistent",
                             "hidden must split evenly into heads")
-    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived))
+    kv_derived = not kv_heads
+    if kv_derived:
+        kv_heads = heads
+    if kv_heads > heads or heads % kv_heads:
+        raise LabInputError("kv_heads", kv_heads, f"a divisor of heads={heads}", "inconsistent",
+                            "query heads must split evenly into key/value groups")
+    if not layers:
+        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_heads / heads)
+        derived.append("layers")
+    if heads_derived:
+        derived.append("heads")
+    if kv_derived:
+        derived.append("kv_heads")
+    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads)

@@ -25,6 +25,13 @@ from . import calibration as cal
 from .comms import ring_time
 
 
+def layer_gemm_params(h, f, kv_ratio=1.0):
+    """Weights one token meets in a layer's GEMMs: (2 + 2r) h^2 + 2 h f
+    (2 FLOPs per weight per token forward, arXiv:2205.05198 Appendix A;
+    r = kv_heads / heads shrinks the key and value projections)."""
+    return (2.0 + 2.0 * kv_ratio) * h * h + 2.0 * h * f
+
+
 class LayerTimes:
     """Seconds per layer per micro-batch: forward, backward, recompute, TP comm."""
 
@@ -38,12 +45,12 @@ class LayerTimes:
 
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
-                flops_rate, hbm_rate, nvlink_rate):
+                flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True):
     """Per-layer times (see module docstring for the sources)."""
-    gemm = 2.0 * b * s * (4.0 * h * h + 2.0 * h * f) / t
+    gemm = 2.0 * b * s * layer_gemm_params(h, f, kv_ratio) / t
     attention = 4.0 * b * s * s * h / t
     compute = (gemm + attention) / flops_rate
-    written = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, f)
+    written = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout)
     elementwise = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * written / hbm_rate
     forward = compute + elementwise + cal.LAYER_PASS_OVERHEAD_S
     backward = 2.0 * compute + cal.BACKWARD_ELEMENTWISE_RATIO * elementwise + cal.LAYER_PASS_OVERHEAD_S

@@ -71,6 +71,7 @@ class Workload:
     layers: int = None
     hidden: int = None
     heads: int = None
+    kv_heads: int = None
     ffn_hidden: int = None
     vocab: int = None
     state_bytes_per_param: int = _default("state_bytes_per_param")
@@ -81,12 +82,13 @@ class Workload:
     storage_read_gbps: float = _default("storage_read_gbps")
     loader_tokens_per_s_per_node: float = _default("loader_tokens_per_s_per_node")
     flash_attention: bool = _default("flash_attention")
+    dropout: bool = _default("dropout")
 
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
-                             self.heads, self.ffn_hidden, self.vocab)
+                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads)
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])

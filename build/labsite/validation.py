@@ -27,6 +27,7 @@ from lab_core import calibration as cal
 from lab_core import comms, failures, flops
 from lab_core.hardware import GPU_PRESETS
 from lab_core.memory import model_state_bytes_per_gpu
+from lab_core.shape import derive_shape
 from lab_core.timing import layer_times
 
 from .paths import ROOT
@@ -79,7 +80,7 @@ ARXIV = "https://arxiv.org/abs/{}"
 
 END_TO_END = ROOT / "content" / "validation" / "end_to_end.yaml"
 _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention", "layers", "hidden", "heads",
-                  "params", "state_bytes_per_param")
+                  "kv_heads", "ffn_hidden", "dropout", "params", "state_bytes_per_param")
 _LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
 
 
@@ -180,6 +181,14 @@ def _paper_rows(facts):
                         "calibrated", "table4", {"mode": key}))
         rows.append(Row("table4", "arXiv:2205.05198 Table 4", k_url, "layer_bwd", bwd, t4[key]["bwd"], "ms",
                         "calibrated", "table4", {"mode": key}))
+
+    # Llama 3 405B's shape (arXiv:2407.21783 Table 3: 126 layers, model
+    # dimension 16,384, FFN dimension 53,248 with SwiGLU, 128 attention heads,
+    # 8 key/value heads, vocabulary 128,000) against its name, 405B.
+    llama = derive_shape(405e9, 8192, layers=126, hidden=16384, heads=128, ffn_hidden=int(1.5 * 53248),
+                         vocab=128000, kv_heads=8)
+    rows.append(Row("params", "arXiv:2407.21783 Table 3", ARXIV.format("2407.21783"), "param_count",
+                    llama.params / 1e9, 405.0, "billions", "formula", "param_count", {"model": "Llama 3 405B"}))
 
     n_url = ARXIV.format("2104.04473")
     tt = facts["ptdp.training_time"]["published"]

@@ -34,7 +34,8 @@ class Space:
         self.layers = shape.layers
         self.batch = workload.batch_sequences
         self.tps = [t for t in divisors(gpn)
-                    if shape.heads % t == 0 and shape.hidden % t == 0 and shape.ffn_hidden % t == 0]
+                    if shape.heads % t == 0 and shape.kv_heads % t == 0 and shape.hidden % t == 0
+                    and shape.ffn_hidden % t == 0]
         self.pps = divisors(shape.layers)
         self.dps = divisors(self.batch)
 

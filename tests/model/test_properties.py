@@ -26,6 +26,9 @@ def workloads(draw):
         restart_min=draw(st.floats(0, 1440)),
         checkpoint_storage_gbps=draw(st.floats(0.1, 1e5)),
         flash_attention=draw(st.booleans()),
+        dropout=draw(st.booleans()),
+        # Grouped-query attention over the derived heads (0 = as many as heads).
+        kv_heads=draw(st.sampled_from([0, 0, 1, 2, 8])),
     )
 
 
@@ -111,11 +114,12 @@ def test_step_time_never_falls_when_bandwidth_falls(data, factor):
 
 @settings(**SETTINGS)
 @given(st.integers(512, 131072), st.integers(1, 16), st.sampled_from([1024, 4096, 12288, 25600]),
-       st.sampled_from([8, 32, 96, 160]), st.sampled_from([1, 2, 4, 8, 16, 32, 64]), st.booleans(), st.booleans())
-def test_activation_memory_ordered_none_selective_full(s, b, h, a, t, sp, flash):
-    none = per_layer_bytes(s, b, h, a, t, sp, "none", flash)
-    selective = per_layer_bytes(s, b, h, a, t, sp, "selective", flash)
-    full = per_layer_bytes(s, b, h, a, t, sp, "full", flash)
+       st.sampled_from([8, 32, 96, 160]), st.sampled_from([1, 2, 4, 8, 16, 32, 64]), st.booleans(), st.booleans(),
+       st.sampled_from([1.0, 0.25, 0.125]), st.booleans())
+def test_activation_memory_ordered_none_selective_full(s, b, h, a, t, sp, flash, kv_ratio, dropout):
+    none = per_layer_bytes(s, b, h, a, t, sp, "none", flash, None, kv_ratio, dropout)
+    selective = per_layer_bytes(s, b, h, a, t, sp, "selective", flash, None, kv_ratio, dropout)
+    full = per_layer_bytes(s, b, h, a, t, sp, "full", flash, None, kv_ratio, dropout)
     assert none >= selective > full
     if not flash:
         assert none > selective
