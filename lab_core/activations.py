@@ -89,15 +89,15 @@ def first_stage_bytes(per_layer, layers, p, micro_batches, v=1):
     return per_layer * (layers / p) * in_flight * interleave_multiplier(p, v)
 
 
-def extra_bytes(s, b, h, vocab, t, p, micro_batches):
+def extra_bytes(s, b, h, vocab, t, p, micro_batches, dropout=True):
     """Embedding dropout mask and, when p = 1, the output layer's activations.
 
     Source: arXiv:2205.05198 Sec 4.2.3: s b h p / t for the embedding dropout of
-    p in-flight micro-batches, plus 4 s b h / t (1 + v / h) for the output
-    layer (fp32 logits) when there is a single stage.
+    p in-flight micro-batches (none without dropout), plus 4 s b h / t (1 + v / h)
+    for the output layer (fp32 logits) when there is a single stage.
     """
     sbh = float(s) * b * h
-    extra = sbh * min(p, micro_batches) / t
+    extra = sbh * min(p, micro_batches) / t if dropout else 0.0
     if p == 1:
         extra += 4.0 * sbh / t * (1.0 + vocab / h)
     return extra

@@ -119,7 +119,7 @@ def evaluate(workload, parallelism):
         weights += min(4.0 * c.layer_params / t, 2.0 * params_gpu - weights)
     act_layer = per_layer_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f, c.r, c.dropout)
     working = working_bytes(s, b, h, a, t, sp, par.recompute, c.flash, f, c.r, c.dropout)
-    activations = first_stage_bytes(act_layer, L, p, m, v) + extra_bytes(s, b, h, V, t, p, m) + working
+    activations = first_stage_bytes(act_layer, L, p, m, v) + extra_bytes(s, b, h, V, t, p, m, c.dropout) + working
     total = weights + grads + optimizer + activations
     r.weights_bytes = weights
     r.gradients_bytes = grads

@@ -45,7 +45,7 @@ def activation_bytes(c, t, p, d, recompute, b, v, sp=None):
     m = c.batch // d // b
     sp_on = t > 1 if sp is None else (sp and t > 1)
     layer = per_layer_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f, c.r, c.dropout)
-    return (first_stage_bytes(layer, c.L, p, m, v) + extra_bytes(c.s, b, c.h, c.V, t, p, m)
+    return (first_stage_bytes(layer, c.L, p, m, v) + extra_bytes(c.s, b, c.h, c.V, t, p, m, c.dropout)
             + working_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f, c.r, c.dropout))
 
 
