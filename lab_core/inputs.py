@@ -87,7 +87,7 @@ INPUT_SPECS = (
     _advanced("kv_heads", "key/value heads (0 = heads)", 1, 1024, 0, integer=True, derive=True),
     _advanced("ffn_hidden", "MLP inner size (0 = 4 x hidden)", 64, 524288, 0, integer=True, derive=True),
     _advanced("vocab", "vocabulary size (0 = 51200)", 256, 1048576, 0, integer=True, derive=True),
-    InputSpec("state_bytes_per_param", "bytes per parameter", 16, 18, 16, log_scale=False,
+    InputSpec("state_bytes_per_param", "bytes per parameter", 16, 18, 18, log_scale=False,
               integer=True, slider=False, kind="choice", choices=(16, 18)),
     _advanced("training_tokens", "tokens", 1e6, 1e15, 300e9, log_scale=True),
     _advanced("gpu_failures_per_hour", "interruptions per GPU-hour", 0, 1e-2, GPU_FAILURES_PER_HOUR),

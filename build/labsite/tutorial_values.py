@@ -43,6 +43,11 @@ def _default(name):
     return SPEC_BY_NAME[name].default
 
 
+# Chapters 1 and 3 follow the ZeRO paper's accounting (arXiv:1910.02054 Sec 3.1):
+# 16-bit gradients, 16 bytes of state per parameter.
+ZERO_STATE_BYTES = 16
+
+
 # GPT-3 175B as in arXiv:2104.04473 Table 1 / arXiv:2205.05198 Table 3.
 GPT3_SHAPE = dict(layers=96, hidden=12288, heads=96, vocab=51200)
 GPT3 = dict(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=1536 * 2048, **GPT3_SHAPE)
@@ -52,10 +57,13 @@ GPT3_LAYOUT = dict(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=T
 # --- 1. Memory and compute of one GPU -------------------------------------------
 
 def memory_chapter():
-    example = dict(params=6.7e9, gpus=1, seq_len=2048, global_batch_tokens=2048 * 8)
+    # ZeRO's accounting (16 bytes per parameter), as the chapter explains it.
+    state_per_param = ZERO_STATE_BYTES
+    example = dict(params=6.7e9, gpus=1, seq_len=2048, global_batch_tokens=2048 * 8,
+                   state_bytes_per_param=state_per_param)
     w, r = _evaluate(example, micro_batch=1)
-    state_per_param = _default("state_bytes_per_param")
     grad = memory.gradient_bytes_per_param(state_per_param)
+    lab_state = _default("state_bytes_per_param")
     shape = w.shape
     s, h, a, L, V, f = w.seq_len, shape.hidden, shape.heads, shape.layers, shape.vocab, shape.ffn_hidden
     no_flash = activations.per_layer_bytes(s, 1, h, a)
@@ -73,6 +81,8 @@ def memory_chapter():
         "heads": (a, "count"),
         "seq": (s, "count"),
         "state_per_param": (state_per_param, "count"),
+        "lab_state": (lab_state, "count"),
+        "lab_grad_bytes": (memory.gradient_bytes_per_param(lab_state), "count"),
         "weight_bytes": (memory.WEIGHT_BYTES, "count"),
         "grad_bytes": (grad, "count"),
         "optimizer_bytes": (memory.OPTIMIZER_BYTES, "count"),
@@ -136,6 +146,7 @@ def data_parallel_chapter():
         "batch_tokens": (w.global_batch_tokens, "tokens"),
         "per_gpu_seqs": (w.batch_sequences // n, "count"),
         "grads": (grads, "bytes"),
+        "grad_bytes": (memory.gradient_bytes_per_param(w.state_bytes_per_param), "count"),
         "ring_volume": (2.0 * (n - 1) / n * grads, "bytes"),
         "gbps": (example["inter_node_gbps"], "gbps"),
         "efficiency": (cal.INTER_NODE_EFFICIENCY, "percent"),
@@ -174,13 +185,14 @@ def data_parallel_chapter():
 
 def zero_chapter():
     params, dp = 7.5e9, 64
-    example = dict(params=params, gpus=dp, seq_len=2048, global_batch_tokens=2048 * 128, inter_node_gbps=200)
+    example = dict(params=params, gpus=dp, seq_len=2048, global_batch_tokens=2048 * 128, inter_node_gbps=200,
+                   state_bytes_per_param=ZERO_STATE_BYTES)
     values = {"params": (params, "params"), "dp": (dp, "count"),
-              "state_per_param": (_default("state_bytes_per_param"), "count")}
+              "state_per_param": (ZERO_STATE_BYTES, "count")}
     segments = {"weights": [], "gradients": [], "optimizer": []}
     categories = []
     for stage in range(4):
-        wts, grads, opt = memory.model_state_parts(params, 16, dp, stage)
+        wts, grads, opt = memory.model_state_parts(params, ZERO_STATE_BYTES, dp, stage)
         values[f"stage{stage}"] = (wts + grads + opt, "bytes")
         segments["weights"].append(wts / GB)
         segments["gradients"].append(grads / GB)

@@ -79,11 +79,13 @@ def test_invalid_layouts_name_the_field(par, field):
 
 
 def test_compute_keeps_its_contract():
-    out = compute({"params": 7.5e9, "gpus": 64})
+    out = compute({"params": 7.5e9, "gpus": 64, "state_bytes_per_param": 16})
     assert out["ok"] is True
     assert out["memory"]["model_state_bytes"] == 120e9
     assert out["memory"]["device_bytes"] == 80e9
     assert out["memory"]["ratio"] == 1.5
+    # The default keeps fp32 gradients (Megatron's bf16 path): 18 bytes per parameter.
+    assert compute({"params": 7.5e9, "gpus": 64})["memory"]["model_state_bytes"] == 135e9
     assert out["report"]["parallelism"]["dp"] == 64
     json.dumps(out)
     assert compute({"gpus": 32768})["report_error"]["field"] == "dp"

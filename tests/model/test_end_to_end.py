@@ -12,10 +12,11 @@ from labsite.scenarios import METRICS
 from published_checks import end_to_end_predicted, end_to_end_runs, error_percent
 
 MEGATRON_MEAN_LIMIT = 5.0   # percent, mean |error| over the Megatron-style runs
-# Percent, any one Megatron-style run. The largest known miss is MegaScale's
-# 12,288-GPU Megatron-LM baseline (about -16%): that stack blocked on pipeline
-# sends and gradient reduction, which the lab overlaps (see the page's note).
-ROW_LIMIT = 20.0
+# Percent, any one Megatron-style run. The largest known miss is Narayanan's
+# 7.5B weak-scaling row (about -11%): the table gives neither micro-batch nor
+# schedule, and the 2021 runs may have reduced 16-bit gradients where the lab
+# assumes fp32 (see the page's notes).
+ROW_LIMIT = 15.0
 REQUIRED_GROUP_KEYS = ("id", "source", "url", "metric", "quantity", "rows")
 REQUIRED_RUN_KEYS = ("model", "layers", "hidden", "heads", "gpus", "batch", "tp", "pp", "micro_batch",
                      "published")
