@@ -15,7 +15,8 @@ from .failures import (daly_interval, goodput, interruptions_per_hour,
 from .memory import gradient_bytes_per_param, model_state_parts
 from .parallelism import Parallelism, check_layout
 from .report import Report
-from .timing import layer_gemm_params, layer_times, logits_times
+from .flops import layer_forward_flops, logits_forward_flops
+from .timing import layer_times, logits_times
 from .workload import Workload
 
 
@@ -219,9 +220,8 @@ def evaluate(workload, parallelism):
 
     # --- Throughput -----------------------------------------------------------
     B = c.batch
-    gemm_B = 2.0 * B * s * layer_gemm_params(h, f, c.r)
-    attn_B = 4.0 * B * s * s * h
-    model_flops = 3.0 * (L * (gemm_B + attn_B) + 2.0 * B * s * h * V)  # Eq 7, any MLP size
+    gemm_B, attn_B = layer_forward_flops(B, s, h, f, c.r)
+    model_flops = 3.0 * (L * (gemm_B + attn_B) + logits_forward_flops(B, s, h, V))  # flops.model_flops (Eq 7)
     if par.recompute == "full":
         hardware_flops = model_flops + L * (gemm_B + attn_B)  # arXiv:2104.04473 Eq 3
     elif par.recompute == "selective" or c.flash:

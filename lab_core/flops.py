@@ -1,4 +1,5 @@
 """FLOP counts of one training iteration (dense GPT-style transformer)."""
+from .shape import layer_matrix_params
 
 
 def model_flops_eq7(B, s, l, h, V):
@@ -26,13 +27,14 @@ def hardware_flops_full_eq3(B, s, l, h, V):
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
 
 
-def layer_forward_flops(b, s, h, ffn_hidden):
+def layer_forward_flops(b, s, h, ffn_hidden, kv_ratio=1.0):
     """Forward FLOPs of one layer, split (GEMMs, attention core).
 
     Source: arXiv:2205.05198 Appendix A: 24 b s h^2 + 4 b s^2 h at f = 4h;
-    the GEMM part is 2 b s (4 h^2 + 2 h f) in general.
+    the GEMM part is 2 FLOPs per matrix weight per token,
+    2 b s ((2 + 2r) h^2 + 2 h f) in general (shape.layer_matrix_params).
     """
-    gemm = 2.0 * b * s * (4.0 * h * h + 2.0 * h * ffn_hidden)
+    gemm = 2.0 * b * s * layer_matrix_params(h, ffn_hidden, kv_ratio)
     attention = 4.0 * b * s * s * h
     return gemm, attention
 
@@ -42,9 +44,10 @@ def logits_forward_flops(b, s, h, V):
     return 2.0 * b * s * h * V
 
 
-def model_flops(B, s, l, h, V, ffn_hidden):
-    """Eq 7 generalised to any MLP size; equal to model_flops_eq7 when f = 4h."""
-    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden)
+def model_flops(B, s, l, h, V, ffn_hidden, kv_ratio=1.0):
+    """Eq 7 generalised to any MLP size and key/value heads; equal to
+    model_flops_eq7 when f = 4h and r = 1."""
+    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio)
     return 3.0 * (l * (gemm + attention) + logits_forward_flops(B, s, h, V))
 
 

@@ -24,17 +24,25 @@ HEAD_DIM = 128
 HIDDEN_STEP = 128
 
 
+def layer_matrix_params(hidden, ffn_hidden, kv_ratio=1.0):
+    """Weights of one layer's matrices: (2 + 2r) h^2 (query and output h x h,
+    key and value h x r h, r = kv_heads / heads) + 2 h f (MLP).
+
+    Source: arXiv:2104.04473 Eq 2 (12 h^2 at f = 4h, r = 1); grouped-query
+    attention shrinks the key and value projections by r (arXiv:2305.13245 Sec 2.2).
+    """
+    return (2.0 + 2.0 * kv_ratio) * hidden * hidden + 2.0 * hidden * ffn_hidden
+
+
 def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0):
-    """Parameters of one transformer layer: (2 + 2r) h^2 + (2 + 2r) h (attention:
-    query and output h x h, key and value h x r h, r = kv_heads / heads),
-    2hf + f + h (MLP), 4h (2 layernorms).
+    """Parameters of one transformer layer: the matrices (layer_matrix_params),
+    their biases (2 + 2r) h + f + h, and 4h for two layernorms.
 
     Source: arXiv:2104.04473 Eq 2, whose 12h^2 + 13h per layer is this count at
-    f = 4h and r = 1; grouped-query attention shrinks the key and value
-    projections by r (arXiv:2305.13245 Sec 2.2).
+    f = 4h and r = 1.
     """
-    attention = (2.0 + 2.0 * kv_ratio) * hidden * (hidden + 1)
-    return attention + 2 * hidden * ffn_hidden + ffn_hidden + 5 * hidden
+    biases = (2.0 + 2.0 * kv_ratio) * hidden + ffn_hidden + hidden
+    return layer_matrix_params(hidden, ffn_hidden, kv_ratio) + biases + 4 * hidden
 
 
 def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):

@@ -23,13 +23,7 @@ Table 4). The constants are calibrated there (see calibration.py).
 from .activations import per_layer_bytes
 from . import calibration as cal
 from .comms import ring_time
-
-
-def layer_gemm_params(h, f, kv_ratio=1.0):
-    """Weights one token meets in a layer's GEMMs: (2 + 2r) h^2 + 2 h f
-    (2 FLOPs per weight per token forward, arXiv:2205.05198 Appendix A;
-    r = kv_heads / heads shrinks the key and value projections)."""
-    return (2.0 + 2.0 * kv_ratio) * h * h + 2.0 * h * f
+from .flops import layer_forward_flops, logits_forward_flops
 
 
 class LayerTimes:
@@ -47,8 +41,9 @@ class LayerTimes:
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
                 flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True):
     """Per-layer times (see module docstring for the sources)."""
-    gemm = 2.0 * b * s * layer_gemm_params(h, f, kv_ratio) / t
-    attention = 4.0 * b * s * s * h / t
+    gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio)
+    gemm /= t
+    attention /= t
     compute = (gemm + attention) / flops_rate
     written = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout)
     elementwise = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * written / hbm_rate
@@ -75,6 +70,6 @@ def logits_times(s, b, h, vocab, t, flops_rate, hbm_rate):
     FLOPs 2 b s h V forward, twice that backward (arXiv:2205.05198 Appendix A);
     fp32 logits written and read once each way.
     """
-    flops = 2.0 * b * s * h * vocab / t
+    flops = logits_forward_flops(b, s, h, vocab) / t
     traffic = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 4.0 * s * b * vocab / t / hbm_rate
     return flops / flops_rate + traffic, 2.0 * flops / flops_rate + traffic

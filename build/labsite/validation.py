@@ -11,9 +11,10 @@ published, unit, kind and a note key. Kinds:
 - ``prediction``: the figure was not used to build the model (out of sample).
 
 End-to-end runs that are not in published.yaml (Korthikanti et al. Table 5,
-Narayanan et al. Tables 1 and 2, Llama 3 Table 4) are data in
-content/validation/end_to_end.yaml, transcribed from the papers; none was used
-to fit a constant, so all are predictions.
+Narayanan et al. Tables 1 and 2, Llama 3 Table 4, MegaScale Table 2) are data
+in content/validation/end_to_end.yaml, transcribed from the papers. They are
+predictions, except the group marked ``kind: calibrated`` (the DeepSpeed
+ZeRO-3 rows the overlap fraction was fitted to).
 """
 import math
 from dataclasses import dataclass, field
