@@ -60,6 +60,10 @@ CASES = [
         "15: parallelism.tp: 16 is impossible for this workload: tensor parallelism must stay inside one NVLink "
         "node (allowed: a divisor of gpus_per_node=8: 1, 2, 4, 8)",
     ]),
+    ("grouped-query-heads", [
+        "14: workload.kv_heads: 6 does not fit the workload: query heads must split evenly into key/value groups "
+        "(allowed: a divisor of heads=32)",
+    ]),
     ("layout-mismatch", [
         "18: parallelism.recompute: 'partial' is not one of the choices "
         "(allowed: none, selective, full)",
