@@ -32,6 +32,14 @@ def open_live(page, path="lab/"):
     settle(page)  # the baseline request the page sends once live
 
 
+def open_card(page, scenario, path="lab/"):
+    """Open the live lab, click a scenario card and wait for its answer."""
+    open_live(page, path)
+    seq = requested(page)
+    page.click(f"button[data-scenario={scenario}]")
+    settle(page, seq)
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_precomputed_lab_is_complete_without_any_script(browser, base_url, lang):
     context = browser.new_context(base_url=base_url, java_script_enabled=False)
@@ -135,10 +143,7 @@ def test_bad_typed_value_is_rejected_with_the_range_and_state_kept(page):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_cards_set_the_workload(page, lang):
-    open_live(page, LANGS[lang])
-    seq = requested(page)
-    page.click("button[data-scenario=data-parallel]")
-    settle(page, seq)
+    open_card(page, "data-parallel", LANGS[lang])
     assert page.input_value("#typed-gpus") == "64"
     assert page.get_attribute("#lab-app", "data-stage") == "data_parallel"
     assert page.get_attribute("button[data-scenario=data-parallel]", "aria-pressed") == "true"
@@ -182,10 +187,7 @@ def test_malformed_url_falls_back_to_defaults_with_a_notice(page):
 
 
 def test_pipeline_picture_and_memory_bar_for_a_pipelined_plan(page):
-    open_live(page)
-    seq = requested(page)
-    page.click("button[data-scenario=tensor-pipeline]")
-    settle(page, seq)
+    open_card(page, "tensor-pipeline")
     assert page.locator(".lab-bar .bar-weights").count() >= 1
     assert page.locator(".bar-limit").count() == 1
     pp = int(page.text_content("[data-bind='plan.items.pp']"))
@@ -195,10 +197,7 @@ def test_pipeline_picture_and_memory_bar_for_a_pipelined_plan(page):
 
 
 def test_decisions_mark_what_changed(page):
-    open_live(page)
-    seq = requested(page)
-    page.click("button[data-scenario=at-scale]")
-    settle(page, seq)
+    open_card(page, "at-scale")
     assert page.locator(".decision.changed").count() >= 1
 
 
