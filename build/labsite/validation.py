@@ -238,7 +238,8 @@ def _paper_rows(facts):
 
 
 _METRIC_UNITS = {"hardware_tflops_per_gpu": "tflops", "model_tflops_per_gpu": "tflops", "mfu_percent": "percent",
-                 "step_time_s": "s", "tokens_per_s": "tokens_per_s", "training_days": "days"}
+                 "step_time_s": "s", "tokens_per_s": "tokens_per_s", "training_days": "days",
+                 "tokens_per_s_per_gpu": "tokens_per_s", "memory_gib": "gib"}
 
 
 def scenario_rows():

@@ -101,6 +101,10 @@ METRICS = {m.name: m for m in (
     Metric("step_time_s", "seconds", "seconds per optimizer step (iteration)", ("time", "step_s"), maximum=1e6),
     Metric("tokens_per_s", "tokens_per_s", "tokens processed per second, whole cluster",
            ("throughput", "tokens_per_s"), maximum=1e12),
+    Metric("tokens_per_s_per_gpu", "tokens_per_s", "tokens processed per second per GPU",
+           ("throughput", "tokens_per_s"), per_gpu=True, maximum=1e9),
+    Metric("memory_gib", "gib", "peak memory of the most loaded GPU, GiB (2^30 bytes)",
+           ("memory", "total_bytes"), 1.0 / 1073741824.0, maximum=1e5),
     Metric("training_days", "days", "days to train on the workload's training_tokens, without failures",
            ("training", "time_s"), 1.0 / 86400.0, maximum=1e5),
 )}
