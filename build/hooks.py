@@ -2,21 +2,12 @@
 
 Loaded by path from mkdocs.yml (``hooks: [build/hooks.py]``) so the folder is
 never imported as a top-level ``build`` package (that name belongs to PyPA's
-build frontend). Everything real lives in ``labsite``; these functions only
-route MkDocs events to it.
+build frontend). Everything real lives in ``labsite`` (installed with the
+project: ``pip install -e .``); these functions only route MkDocs events to it.
 """
-import os
-import sys
+from mkdocs.plugins import event_priority
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_ROOT = os.path.dirname(_HERE)
-for path in (_HERE, _ROOT):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from mkdocs.plugins import event_priority  # noqa: E402
-
-from labsite import offline, site  # noqa: E402
+from labsite import offline, site
 
 
 def on_startup(command, dirty):

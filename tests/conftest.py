@@ -1,18 +1,11 @@
 """Fixtures shared by every test folder."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from labtest import build_site  # tests/ is on sys.path (pytest.ini: pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "build", ROOT / "tools", ROOT / "tests"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from labtest import build_site  # noqa: E402  (needs tests/ on sys.path, set just above)
 
 
 @pytest.fixture(scope="session")

@@ -8,15 +8,11 @@ Korthikanti et al. arXiv:2205.05198 Table 4; then the overlap fraction
 Table 2 (fit_overlap). Run: python3 tests/model/fit_calibration.py
 """
 import itertools
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-
-from lab_core import calibration as cal  # noqa: E402
-from lab_core.comms import ring_time  # noqa: E402
-from lab_core.hardware import GPU_PRESETS  # noqa: E402
-from lab_core.timing import layer_times  # noqa: E402
+from lab_core import calibration as cal
+from lab_core.comms import ring_time
+from lab_core.hardware import GPU_PRESETS
+from lab_core.timing import layer_times
 
 ROWS = {  # (recompute, sequence_parallel): (fwd ms, bwd ms), Table 4
     ("none", False): (7.7, 11.9),

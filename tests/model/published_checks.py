@@ -8,24 +8,16 @@ End-to-end runs that are NOT in the published file come from
 content/validation/end_to_end.yaml (end_to_end_rows), as on the site.
 """
 import math
-import os
-import sys
 
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "build"))
-
-from lab_core import Parallelism, Workload, evaluate  # noqa: E402
-from lab_core import activations as act  # noqa: E402
-from lab_core import calibration as cal  # noqa: E402
-from lab_core import comms, failures, flops, pipeline  # noqa: E402
-from lab_core.hardware import GPU_PRESETS  # noqa: E402
-from lab_core.memory import model_state_bytes_per_gpu  # noqa: E402
-from lab_core.shape import param_count  # noqa: E402
+from lab_core import activations as act
+from lab_core import calibration as cal
+from lab_core import comms, failures, flops, pipeline
+from lab_core.hardware import GPU_PRESETS
+from lab_core.memory import model_state_bytes_per_gpu
+from lab_core.shape import param_count
 # One definition of where the published figures live and of the Table 4
 # setting, shared with the site's "model vs published runs" page.
-from labsite.validation import (SHARED, VENDORED, end_to_end_predicted, end_to_end_runs,  # noqa: E402,F401
+from labsite.validation import (SHARED, VENDORED, end_to_end_predicted, end_to_end_runs,  # noqa: F401
                                 load_facts, published_path, table4_prediction)
 
 GB = 1e9

@@ -8,7 +8,8 @@ import yaml
 from lab_core import Parallelism, Workload, evaluate
 from lab_core import calibration as cal
 from lab_core.memory import model_state_bytes_per_gpu
-from published_checks import ROOT, load_facts, zero3_rows
+from labsite.paths import ROOT
+from published_checks import load_facts, zero3_rows
 
 GIB = 1073741824.0
 
@@ -64,7 +65,7 @@ def _published_runs():
 @pytest.mark.parametrize("scenario_id", _published_runs())
 def test_published_runs_fit_in_memory(scenario_id):
     """A published run ran: the model must not say its layout overflows the GPU."""
-    from build.labsite.scenarios import load_scenarios
+    from labsite.scenarios import load_scenarios
     sc = next(x for x in load_scenarios() if x.id == scenario_id)
     r = evaluate(sc.workload_object(), sc.parallelism_object())
     if scenario_id == "llama3-405b":

@@ -2,13 +2,9 @@
 
 Run from the repository root:  python3 tests/model/validation_report.py
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-
-from published_checks import (checks, end_to_end_rows, error_percent,  # noqa: E402
-                              published_path, within)
+from published_checks import checks, end_to_end_rows, error_percent, published_path, within
 
 END_TO_END_GROUPS = ("table5", "table1", "table2_ptd", "llama3", "megascale", "table2_zero3")
 

@@ -1,4 +1,4 @@
-"""python build/check_scenarios.py: output format and exit codes, never a traceback."""
+"""python -m labsite.check_scenarios: output format and exit codes, never a traceback."""
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +8,7 @@ BAD = Path(__file__).parent / "fixtures" / "bad"
 
 
 def run(*args):
-    result = subprocess.run([sys.executable, "build/check_scenarios.py", *map(str, args)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "labsite.check_scenarios", *map(str, args)], cwd=ROOT,
                             capture_output=True, text=True, check=False)
     assert "Traceback" not in result.stdout + result.stderr
     return result

@@ -23,7 +23,7 @@ def load_schema(name):
 
 def test_schema_files_are_what_the_generator_writes():
     assert (SCENARIOS / "scenario.schema.json").read_text(encoding="utf-8") == dumps(scenario_schema()), \
-        "run: python build/check_scenarios.py --write-schema"
+        "run: python -m labsite.check_scenarios --write-schema"
     assert (SCENARIOS / "demo-path.schema.json").read_text(encoding="utf-8") == dumps(demo_path_schema())
 
 

@@ -10,7 +10,7 @@ Slots:
 Scenario files are validated when this module is imported (at the start of
 every build, from site.configure via pages.load_all), so a bad file stops the
 build before anything is written, with the same ``file:line: ...`` lines as
-``python build/check_scenarios.py``. Renders call load_all() again, which
+``python -m labsite.check_scenarios``. Renders call load_all() again, which
 revalidates only when a file changed (``mkdocs serve``).
 
 Other pages can reuse ``card(scenario, ctx)``: the same dict the gallery

@@ -6,7 +6,7 @@
 
 Both raise labsite.errors.BuildError listing every problem, one per line as
 ``file:line: field: what is wrong (allowed: …)`` — the same lines
-``python build/check_scenarios.py`` prints. Results are cached per folder
+``python -m labsite.check_scenarios`` prints. Results are cached per folder
 and revalidated when a file changes (``mkdocs serve``).
 """
 from pathlib import Path

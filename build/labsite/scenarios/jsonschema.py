@@ -1,6 +1,6 @@
 """JSON Schemas for editors, generated from the same tables the validator uses.
 
-``python build/check_scenarios.py --write-schema`` writes them into
+``python -m labsite.check_scenarios --write-schema`` writes them into
 ``scenarios/``; a test fails when the files differ from what this module
 generates. Editors with YAML language support pick them up from each file's
 first line (``# yaml-language-server: $schema=./scenario.schema.json``) and
@@ -137,7 +137,7 @@ def scenario_schema():
         "$schema": DRAFT,
         "title": "LLM Pretraining System Design Lab scenario",
         "description": "One scenario: a workload (and, for published runs, the layout they used) with its story "
-                       "in English and Chinese. Checked by python build/check_scenarios.py.",
+                       "in English and Chinese. Checked by python -m labsite.check_scenarios.",
         "type": "object",
         "additionalProperties": False,
         "required": [f.name for f in SCENARIO_FIELDS if f.required],

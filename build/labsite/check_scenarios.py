@@ -1,4 +1,4 @@
-"""Check scenario files: python build/check_scenarios.py [FILES]
+"""Check scenario files: python -m labsite.check_scenarios [FILES]  (make check-scenarios FILES=...)
 
 With no FILES, checks every scenario in scenarios/, the examples in
 scenarios/examples/ and the demo path. With FILES, checks those files in the
@@ -12,12 +12,7 @@ Exit status: 0 all valid, 1 problems found, 2 usage error.
 import sys
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-for _path in (_HERE, _HERE.parent):
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
-
-USAGE = "usage: python build/check_scenarios.py [--write-schema] [FILE.yaml ...]"
+USAGE = "usage: python -m labsite.check_scenarios [--write-schema] [FILE.yaml ...]"
 
 
 def _usage_error(message):
@@ -26,8 +21,8 @@ def _usage_error(message):
 
 
 def write_schemas(directory):
-    from labsite.scenarios.fields import DEMO_PATH_SCHEMA_FILE, SCENARIO_SCHEMA_FILE
-    from labsite.scenarios.jsonschema import demo_path_schema, dumps, scenario_schema
+    from .scenarios.fields import DEMO_PATH_SCHEMA_FILE, SCENARIO_SCHEMA_FILE
+    from .scenarios.jsonschema import demo_path_schema, dumps, scenario_schema
 
     for name, schema in ((SCENARIO_SCHEMA_FILE, scenario_schema()), (DEMO_PATH_SCHEMA_FILE, demo_path_schema())):
         (directory / name).write_text(dumps(schema), encoding="utf-8")
@@ -36,7 +31,7 @@ def write_schemas(directory):
 
 
 def main(argv):
-    from labsite.scenarios import SCENARIOS, check_tree
+    from .scenarios import SCENARIOS, check_tree
 
     files, write = [], False
     for arg in argv:
