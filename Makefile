@@ -64,11 +64,12 @@ bench: site browser $(STAMPS)/peer
 check-scenarios: $(STAMPS)/venv
 	$(PY) -m labsite.check_scenarios $(FILES)
 
-# The model against every published figure (published.yaml and content/validation/end_to_end.yaml),
-# and the calibration fits reproduced.
+# The validation table (every published figure in content/validation/ and scenarios/, the same
+# rows as the site's "Model vs published runs" page, each with its tolerance), then the
+# calibration fits reproduced.
 validation: $(STAMPS)/venv
-	$(PY) tests/model/validation_report.py
-	$(PY) tests/model/fit_calibration.py
+	$(PY) -m labtools.validation_report
+	$(PY) -m labtools.fit_calibration
 
 clean:
 	rm -rf site $(STAMPS) .pytest_cache .cache
