@@ -130,12 +130,3 @@ GPU_FAILURES_PER_HOUR = LLAMA3_UNEXPECTED_INTERRUPTIONS / (LLAMA3_WINDOW_HOURS *
 # weights, momentum and variance (12). Matches BLOOM-176B's 14 B/param
 # (bigscience tr11 README) and Megatron's 13.8 TB for 1T (arXiv:2104.04473 §5.10).
 CHECKPOINT_BYTES_PER_PARAM = 14.0
-
-
-def as_table():
-    """All constants as (name, value) rows, for docs and the validation report."""
-    rows = []
-    for name, value in sorted(globals().items()):
-        if name.isupper():
-            rows.append((name, value))
-    return rows

@@ -7,6 +7,7 @@ al. arXiv:2104.04473 §5 and llm-analysis' gpu_configs); H200 and B200 from
 NVIDIA's product pages as quoted by the same tools (teaching presets).
 Capacities are decimal bytes (80 GB = 80e9 B), the conservative reading.
 """
+from .calibration import INTER_NODE_EFFICIENCY, NVLINK_BUSBW_FRACTION
 
 
 class GpuSpec:
@@ -41,3 +42,17 @@ GPU_PRESETS = {
     # 2.25 PFLOP/s dense bf16, 192 GB HBM3e at 8 TB/s, NVLink5 900 GB/s one way.
     "b200_192gb": GpuSpec("b200_192gb", "B200 192GB", 2.25e15, 192e9, 8e12, 900e9, 8),
 }
+
+
+def nic_bytes_per_s(inter_node_gbps):
+    """Achievable bytes/s per GPU on the inter-node fabric from its line rate in Gb/s.
+
+    Gb/s / 8 is bytes/s; a ring collective reaches
+    calibration.INTER_NODE_EFFICIENCY of it (a teaching assumption, see there).
+    """
+    return inter_node_gbps * 1e9 / 8.0 * INTER_NODE_EFFICIENCY
+
+
+def nvlink_busbw_bytes_per_s(device):
+    """Asymptotic all-reduce bus bandwidth inside one node (calibration.NVLINK_BUSBW_FRACTION)."""
+    return device.nvlink_bytes_per_s * NVLINK_BUSBW_FRACTION[device.id]
