@@ -3,7 +3,7 @@
 Slots:
   gallery            every scenario as a card: demo path, published runs, the rest
   scenario_example   the worked example file (scenarios/examples/), verbatim
-  scenario_fields    the scenario format's fields (from labsite.scenarios.fields)
+  scenario_fields    the scenario format's fields (from scenarios/scenario.schema.json)
   scenario_inputs    the workload inputs with range and default (from lab_core.inputs)
   scenario_metrics   the published figures the lab predicts
 
@@ -22,7 +22,8 @@ from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
 
 from ..scenarios import METRICS, SCENARIOS, load_all, predicted
-from ..scenarios.fields import EXAMPLES_DIR, SCENARIO_FIELDS, SCENARIO_SCHEMA_FILE
+from ..scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema, object_fields
+from ..scenarios.validate import EXAMPLES_DIR, SCHEMAS
 from ..slots import slot_renderer
 
 # Validate first: a bad file fails the build here, before any renderer registers.
@@ -196,8 +197,9 @@ def render_example(ctx):
 @slot_renderer("scenario_fields")
 def render_fields(ctx):
     t = ctx.catalog["contributing"]
-    rows = [{"name": f.name, "required": t["required"] if f.required else t["optional"],
-             "text": t["fields"][f.name]} for f in SCENARIO_FIELDS]
+    fields = object_fields(load_schema(str(SCHEMAS / SCENARIO_SCHEMA_FILE)))
+    rows = [{"name": name, "required": t["required"] if required else t["optional"], "text": t["fields"][name]}
+            for name, required in fields]
     return ctx.env.get_template("scenario_table.html").render(
         head=[t["head"]["field"], t["head"]["required"], t["head"]["meaning"]],
         rows=[[{"code": r["name"]}, {"text": r["required"]}, {"text": r["text"]}] for r in rows])

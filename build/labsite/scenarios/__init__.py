@@ -12,15 +12,12 @@ and revalidated when a file changes (``mkdocs serve``).
 from pathlib import Path
 
 from ..errors import BuildError
-from ..paths import ROOT
-from .fields import DEMO_PATH_FILE, LANGUAGES, METRICS, predicted
+from .metrics import METRICS, predicted
 from .model import Scenario
 from .problems import Problem
-from .validate import check_tree, example_files, scenario_files
+from .validate import DEMO_PATH_FILE, SCENARIOS, check_tree, example_files, scenario_files
 
-SCENARIOS = ROOT / "scenarios"
-
-__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "LANGUAGES", "check_tree", "load_scenarios",
+__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "check_tree", "load_scenarios",
            "load_demo_path", "load_all", "predicted", "problems_text"]
 
 _cache = {}
