@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from labtest import build_site  # tests/ is on sys.path (pytest.ini: pythonpath)
+from labtest import build_site, copy_tree  # tests/ is on sys.path (pytest.ini: pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,6 +15,12 @@ def built_site(tmp_path_factory):
     result = build_site(target)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
     return target
+
+
+@pytest.fixture(scope="session")
+def tree_copy(tmp_path_factory):
+    """A copy of the repository to build with a file added or changed (a test undoes its change)."""
+    return copy_tree(tmp_path_factory.mktemp("tree") / "repo")
 
 
 @pytest.fixture(scope="session")

@@ -63,7 +63,8 @@ def _advanced_controls(layout, catalog, view, inputs):
     return controls
 
 
-def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href=""):
+def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href="",
+                  dev_server=False):
     """Everything the lab partial renders and embeds for one language.
 
     ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
@@ -100,7 +101,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
             # boots cold when it is missing, stale or broken (labsite.snapshot).
             "snapshot": snapshot.current().page_config(root),
             # Service worker to register once the lab is live; None under mkdocs serve.
-            "serviceWorker": offline.page_config(root),
+            "serviceWorker": offline.page_config(root, dev_server),
             "session": config,
             "sliders": [{k: s[k] for k in ("name", "kind", "stops", "labels")} for s in sliders],
             "advanced": [{"name": a["name"], "control": a["control"]} for a in advanced],

@@ -16,6 +16,7 @@ The only numbers typed in this file are inputs (model sizes, GPU counts, the
 sweep ranges) — the outputs are all lab_core's.
 """
 from dataclasses import dataclass, field
+from functools import cache
 
 import lab_core
 from lab_core import activations, calibration as cal, comms, failures, flops, memory, pipeline
@@ -555,10 +556,7 @@ CHAPTERS = {
     "failures": failures_chapter,
     "data": data_chapter,
 }
-_cache = {}
-
-
+@cache
 def chapter_data(chapter_id):
-    if chapter_id not in _cache:
-        _cache[chapter_id] = CHAPTERS[chapter_id]()
-    return _cache[chapter_id]
+    """A chapter's values, workload and charts (lab_core's numbers: computed once per process)."""
+    return CHAPTERS[chapter_id]()

@@ -1,11 +1,7 @@
 """The gallery and the Contributing page: cards in both languages, escaped
 text, the example file shown as the build reads it, and, in a copy of the
-tree, a new file appearing with no code change and a bad file stopping the
-build with its file:line message."""
-import os
-import shutil
-from pathlib import Path
-
+tree, a new file appearing with no code change (a bad one stopping the build:
+tests/site/test_build_errors.py)."""
 import jinja2
 import pytest
 
@@ -15,7 +11,7 @@ from labsite.scenarios import SCENARIOS, load_demo_path, load_scenarios
 from labsite.scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema
 from lab_core.inputs import INPUT_SPECS
 from lab_core.planner import STAGES, plan_json
-from labtest import ROOT, build_site
+from labtest import build_site
 
 
 def page(site, lang, path):
@@ -71,24 +67,7 @@ def test_demo_path_steps_reach_their_stages_in_order():
     assert stages == STAGES
 
 
-# --- a copy of the tree -----------------------------------------------------------
-
-_SKIP = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypothesis", ".stamps", "__pycache__",
-         "tests", "bench"}
-
-
-def copy_tree(target):
-    def ignore(folder, names):
-        return [n for n in names if n in _SKIP or n.endswith(".pyc")]
-
-    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
-    os.symlink(ROOT / "node_modules", target / "node_modules")
-    return target
-
-
-@pytest.fixture(scope="module")
-def tree_copy(tmp_path_factory):
-    return copy_tree(tmp_path_factory.mktemp("tree") / "repo")
+# --- a copy of the tree (the tree_copy fixture) -----------------------------------------
 
 
 def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path):
@@ -104,27 +83,3 @@ def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path)
             assert "lab/?params=13000000000&amp;gpus=256" in html
     finally:
         new.unlink()
-
-
-def test_a_bad_file_stops_the_build_with_its_message(tree_copy, tmp_path):
-    bad = tree_copy / "scenarios" / "broken-run.yaml"
-    bad.write_text(example_text_with("id: minimal-example", "id: broken-run", "params: 13B", "params: 3T"),
-                   encoding="utf-8")
-    try:
-        result = build_site(tmp_path / "site", source_root=tree_copy)
-        assert result.returncode != 0
-        output = result.stdout + result.stderr
-        assert "scenarios/broken-run.yaml:17: workload.params: '3T' is out of range " \
-               "(allowed: 1.25e+08 … 2e+12 parameters)" in output
-        assert not (tmp_path / "site" / "scenarios" / "index.html").exists()
-    finally:
-        bad.unlink()
-
-
-def example_text_with(*pairs):
-    from labsite.pages.gallery import example_text
-    text = example_text()
-    for old, new in zip(pairs[::2], pairs[1::2]):
-        assert old in text
-        text = text.replace(old, new)
-    return text

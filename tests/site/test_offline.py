@@ -64,14 +64,8 @@ def test_dev_server_gets_a_self_unregistering_worker(tmp_path):
     (tmp_path / "index.html").write_text("home", encoding="utf-8")
     text = offline.service_worker_source(tmp_path, dev=True)
     assert "registration.unregister()" in text and "FILES" not in text and "fetch" not in text
-    before = offline._state["command"]
-    try:
-        offline.set_command("serve")
-        assert offline.page_config("../") is None
-        offline.set_command("build")
-        assert offline.page_config("../") == "../sw.js"
-    finally:
-        offline.set_command(before)
+    assert offline.page_config("../", dev_server=True) is None
+    assert offline.page_config("../", dev_server=False) == "../sw.js"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -43,7 +43,7 @@ def test_rule_examples_and_assumptions_are_lab_core_numbers(built_site, lang):
 def test_walkthrough_steps_are_the_lab_views_of_the_demo_path(built_site, lang):
     catalog = load_catalogs()[lang]
     href = "../rules/" if lang == "en" else "../../zh/rules/"
-    config = runtime_session_config(load_lab_layout(), catalog, lang, href)
+    config = runtime_session_config(load_lab_layout(), catalog, lang, load_rules(), href)
     html = page_html(built_site, lang, "walkthrough/index.html")
     steps = load_demo_path()
     assert len(steps) == 6

@@ -7,11 +7,9 @@ Slots:
   scenario_inputs    the workload inputs with range and default (from lab_core.inputs)
   scenario_metrics   the published figures the lab predicts
 
-Scenario files are validated when this module is imported (at the start of
-every build, from site.configure via pages.load_all), so a bad file stops the
-build before anything is written, with the same ``file:line: ...`` lines as
-``python -m labsite.check_scenarios``. Renders call load_all() again, which
-revalidates only when a file changed (``mkdocs serve``).
+Scenario files are validated once per build, before any page is rendered
+(labsite.site.SiteBuild), so a bad file stops the build with the same
+``file:line: ...`` lines as ``python -m labsite.check_scenarios``.
 
 Other pages can reuse ``card(scenario, ctx)``: the same dict the gallery
 renders (title, summary, workload facts, layout, prediction, published vs
@@ -21,13 +19,10 @@ from lab_core import GPU_PRESETS, compute, evaluate
 from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
 
-from ..scenarios import METRICS, SCENARIOS, load_all, predicted
+from ..scenarios import METRICS, SCENARIOS, predicted
 from ..scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema, object_fields
 from ..scenarios.validate import EXAMPLES_DIR, SCHEMAS
 from ..slots import slot_renderer
-
-# Validate first: a bad file fails the build here, before any renderer registers.
-load_all()
 
 try:  # the planner (lab_core.planner) lands separately; cards fall back to compute()
     from lab_core.planner.api import plan_json
@@ -162,7 +157,7 @@ def card(scenario, ctx, step=None):
 
 def gallery_sections(ctx):
     """``[(section key, [card])]``: the demo path in order, published runs by GPU count, the rest by id."""
-    scenarios, steps = load_all()
+    scenarios, steps = ctx.build.scenarios
     on_path = set(steps)
     demo = [card(scenarios[sid], ctx, step=index + 1) for index, sid in enumerate(steps)]
     runs = sorted((s for s in scenarios.values() if s.published and s.id not in on_path),

@@ -1,21 +1,9 @@
 """The "model vs published runs" page: the rows of the validation table
 (labsite.validation) that have a page entry, each predicted figure next to the
 published one and the error, computed at build time."""
-from mkdocs.structure.toc import AnchorLink
-
 from ..slots import slot_renderer
 from ..tutorial import cjk_tidy
-from ..validation import SUMMARY_LINES, page_rows, summary
-
-
-def _add_to_toc(page, entries):
-    toc = getattr(page, "toc", None)
-    items = getattr(toc, "items", None)
-    if not items:
-        return
-    children = items[0].children
-    known = {link.id for link in children}
-    children.extend(AnchorLink(title, anchor, 2) for anchor, title in entries if anchor not in known)
+from ..validation import SUMMARY_LINES, summary
 
 
 def number(value):
@@ -59,7 +47,7 @@ def row_view(row, lang, catalog):
 def render_validation(ctx):
     if ctx.lang == "zh":
         ctx.catalog = dict(ctx.catalog, validation=cjk_tidy(ctx.catalog["validation"]))
-    all_rows = page_rows()
+    all_rows = ctx.build.validation_rows
     views = [row_view(row, ctx.lang, ctx.catalog) for row in all_rows]
     groups = []
     for row in views:
@@ -78,8 +66,8 @@ def render_validation(ctx):
                  "count": stats[kind][1]} for kind in SUMMARY_LINES]
     misses, predictions = stats["misses"]
     texts = ctx.catalog["validation"]
-    _add_to_toc(ctx.page, [("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
-                + [("left-out", texts["left_out_heading"])])
+    ctx.add_to_toc([("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
+                   + [("left-out", texts["left_out_heading"])])
     return ctx.env.get_template("validation.html").render(
         t=ctx.catalog, groups=groups, averages=averages, misses=misses, predictions=predictions,
         prediction_mean=f"{stats['prediction'][0]:.1f}")

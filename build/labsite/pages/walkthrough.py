@@ -5,7 +5,6 @@ card and the lab opened from its link agree to the digit."""
 from lab_view import Session
 
 from ..labpage import default_inputs
-from ..scenarios import load_demo_path
 from ..slots import slot_renderer
 from .lab import runtime_session_config
 
@@ -15,9 +14,9 @@ STEP_INPUTS = ("params", "gpus", "global_batch_tokens", "seq_len", "inter_node_g
 
 def walkthrough_steps(ctx):
     """``[{"id", "step", "title", "narrative", "facts", "view", "lab_url"}]`` in the page's language."""
-    config = runtime_session_config(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.link("rules/"))
+    config = runtime_session_config(ctx.build.layout, ctx.catalog, ctx.lang, ctx.build.rules, ctx.link("rules/"))
     steps = []
-    for number, scenario in enumerate(load_demo_path(), start=1):
+    for number, scenario in enumerate(ctx.build.demo_path, start=1):
         inputs = dict(default_inputs(), **scenario.workload)
         result = Session(config).evaluate(inputs)
         view = result["view"]

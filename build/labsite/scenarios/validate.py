@@ -11,9 +11,9 @@ BuildError).
 from pathlib import Path
 
 from . import model_checks
-from ..paths import ROOT
+from ..paths import ROOT, display_path
 from .model import Scenario
-from .problems import Problem, did_you_mean, display_path, listing
+from .problems import Problem, did_you_mean, listing
 from .schema import DEMO_PATH_SCHEMA_FILE, SCENARIO_SCHEMA_FILE, schema_problems
 from .yamlload import YamlProblem, YList, YMap, load_text
 

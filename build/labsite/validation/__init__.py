@@ -32,9 +32,10 @@ def fact_rows(facts=None):
     return [row for build in FACT_ROWS for row in build(facts)]
 
 
-def rows():
-    """The whole table: published.yaml's facts, the end-to-end runs, the scenario files' runs."""
-    return fact_rows() + end_to_end_rows() + scenario_rows()
+def rows(scenarios=None):
+    """The whole table: published.yaml's facts, the end-to-end runs, the scenario
+    files' runs (``scenarios``: the validated scenarios, default scenarios/)."""
+    return fact_rows() + end_to_end_rows() + scenario_rows(scenarios)
 
 
 def page_rows(table=None):
