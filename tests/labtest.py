@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from labsite.catalog import LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 # Left out of a copy of the tree: generated, installed, or not part of the site.
 _NOT_COPIED = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypothesis", ".stamps", "__pycache__",
@@ -31,6 +33,16 @@ def build_site(target, source_root=ROOT):
         env=env,
         check=False,
     )
+
+
+def language_dir(site, lang):
+    """Where a language's pages are in a built site: the default language at the root, others under it."""
+    return site if lang == LANGUAGES[0] else site / lang
+
+
+def page_html(site, lang, path):
+    """A built page's HTML (``path`` like ``lab/index.html``) in ``lang``."""
+    return (language_dir(site, lang) / path).read_text(encoding="utf-8")
 
 
 def copy_tree(target):

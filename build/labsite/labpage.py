@@ -5,7 +5,9 @@ import yaml
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
-from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
+from lab_core.planner import STAGES
+from lab_core.planner.meters import METERS
+from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 
 from . import offline, snapshot
 from .paths import CONTENT
@@ -81,13 +83,13 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         entry["label"] = catalog["input_labels"][slider["name"]]
         sliders.append(entry)
     advanced = _advanced_controls(layout, catalog, initial["view"], inputs)
-    stages = [{"id": stage, "short": catalog["stages"][stage]["short"]} for stage in STAGE_IDS]
+    stages = [{"id": stage, "short": catalog["stages"][stage]["short"]} for stage in STAGES]
     return {
         "lang": lang,
         "sliders": sliders,
         "advanced": advanced,
         "stages": stages,
-        "meter_names": METER_NAMES,
+        "meter_names": METERS,
         "plan_keys": PLAN_KEYS,
         "figure_keys": FIGURE_KEYS,
         "cards": cards,

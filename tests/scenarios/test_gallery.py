@@ -6,17 +6,13 @@ import jinja2
 import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
+from labsite.labquery import lab_query
 from labsite.paths import TEMPLATES
 from labsite.scenarios import SCENARIOS, load_demo_path, load_scenarios
 from labsite.scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema
 from lab_core.inputs import INPUT_SPECS
 from lab_core.planner import STAGES, plan_json
-from labtest import build_site
-
-
-def page(site, lang, path):
-    base = site if lang == "en" else site / lang
-    return (base / path).read_text(encoding="utf-8")
+from labtest import build_site, page_html
 
 
 def test_catalogs_describe_every_field_input_and_figure():
@@ -42,12 +38,12 @@ def test_card_text_is_escaped():
 def test_the_gallery_shows_every_scenario_in_both_languages(built_site):
     scenarios = load_scenarios()
     for lang in LANGUAGES:
-        html = page(built_site, lang, "scenarios/index.html")
+        html = page_html(built_site, lang, "scenarios/index.html")
         for s in scenarios:
             assert f'id="scenario-{s.id}"' in html, (lang, s.id)
             assert jinja2.utils.markupsafe.escape(s.title[lang]) in html, (lang, s.id)
         first = load_demo_path()[0]
-        assert f"lab/?{first.lab_query()}".replace("&", "&amp;") in html
+        assert f"lab/?{lab_query(first.workload)}".replace("&", "&amp;") in html
         assert html.count('class="scn-published"') == sum(1 for s in scenarios if s.published)
 
 
@@ -56,7 +52,7 @@ def test_contributing_shows_the_example_file_as_the_build_reads_it(built_site):
     text = example_text()
     assert "$schema=./scenario.schema.json" in text
     for lang in LANGUAGES:
-        html = page(built_site, lang, "contributing/index.html")
+        html = page_html(built_site, lang, "contributing/index.html")
         assert str(jinja2.utils.markupsafe.escape(text)) in html, lang
         for spec in INPUT_SPECS:
             assert f"<code>{spec.name}</code>" in html, (lang, spec.name)
@@ -78,7 +74,7 @@ def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path)
         result = build_site(tmp_path / "site", source_root=tree_copy)
         assert result.returncode == 0, result.stdout + result.stderr
         for lang, title in (("en", "A 13B model on 256 GPUs"), ("zh", "256 块 GPU 上的 13B 模型")):
-            html = page(tmp_path / "site", lang, "scenarios/index.html")
+            html = page_html(tmp_path / "site", lang, "scenarios/index.html")
             assert 'id="scenario-minimal-example"' in html and title in html, lang
             assert "lab/?params=13000000000&amp;gpus=256" in html
     finally:

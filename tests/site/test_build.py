@@ -6,12 +6,9 @@ import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.errors import BuildError
+from labtest import language_dir
 
 PAGES = ("index.html", "lab/index.html")
-
-
-def language_dir(site, lang):
-    return site if lang == "en" else site / lang
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

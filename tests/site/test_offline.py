@@ -10,6 +10,7 @@ import pytest
 
 from labsite import offline
 from labsite.catalog import LANGUAGES
+from labtest import language_dir
 
 _FILES = re.compile(r"^const FILES = (\[.*\]);$", re.M)
 _CACHE = re.compile(r'^const CACHE = "(lab-site-[0-9a-f]+)";$', re.M)
@@ -22,7 +23,7 @@ def precache_urls(site):
 
 
 def lab_config(site, lang):
-    page = (site if lang == "en" else site / lang) / "lab/index.html"
+    page = language_dir(site, lang) / "lab/index.html"
     return page, json.loads(_CONFIG.search(page.read_text(encoding="utf-8")).group(1))
 
 

@@ -8,14 +8,11 @@ import pytest
 from lab_view import Session
 from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout
+from labsite.labquery import lab_query
 from labsite.pages.lab import runtime_session_config
 from labsite.pages.rules import assumption_sentence, example_sentence, load_assumptions, load_rules
 from labsite.scenarios import load_demo_path
-
-
-def page_html(site, lang, path):
-    base = site if lang == "en" else site / lang
-    return (base / path).read_text(encoding="utf-8")
+from labtest import page_html
 
 
 def test_both_languages_have_the_same_pages(built_site):
@@ -54,7 +51,7 @@ def test_walkthrough_steps_are_the_lab_views_of_the_demo_path(built_site, lang):
         for meter in view["meters"].values():
             assert escape(meter["text"]) in html, (scenario.id, meter["text"])
         assert escape(view["stage"]["title"]) in html
-        assert f"lab/?{escape(scenario.lab_query())}" in html
+        assert f"lab/?{escape(lab_query(scenario.workload))}" in html
 
 
 def test_search_index_holds_both_languages_and_segments_chinese(built_site):

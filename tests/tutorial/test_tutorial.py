@@ -13,14 +13,11 @@ import lab_core
 from labsite import charts
 from labsite.catalog import LANGUAGES
 from labsite.tutorial import SOURCE_URL, chapter_files, hand_typed_numbers, load_chapter
+from labtest import language_dir
 
 ROOT_DOCS = "tutorial"
 SECTION = re.compile(r'<section class="tut-section" data-section="([^"]+)"')
 CHAPTER = re.compile(r'<div class="tutorial-chapter" data-chapter="([^"]+)"')
-
-
-def language_dir(site, lang):
-    return site if lang == "en" else site / lang
 
 
 def chapter_slugs():

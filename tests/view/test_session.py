@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
-from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
+from lab_core.planner import STAGES
+from lab_core.planner.meters import METERS
+from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config
 
@@ -38,8 +40,8 @@ workloads = st.fixed_dictionaries({
 
 
 def check_view(view):
-    assert view["stage"]["id"] in STAGE_IDS
-    assert set(view["meters"]) == set(METER_NAMES)
+    assert view["stage"]["id"] in STAGES
+    assert set(view["meters"]) == set(METERS)
     for meter in view["meters"].values():
         assert 0.0 <= meter["fill"] <= 1.0 and meter["level"] in ("ok", "warn", "critical") and meter["text"]
     assert set(view["plan"]["items"]) == set(PLAN_KEYS)

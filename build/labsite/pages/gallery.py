@@ -15,19 +15,16 @@ Other pages can reuse ``card(scenario, ctx)``: the same dict the gallery
 renders (title, summary, workload facts, layout, prediction, published vs
 predicted, lab link) in the page's language.
 """
-from lab_core import GPU_PRESETS, compute, evaluate
+from lab_core import GPU_PRESETS, evaluate, plan_json
 from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
 
+from ..errors import BuildError
+from ..labquery import lab_url
 from ..scenarios import METRICS, SCENARIOS, predicted
 from ..scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema, object_fields
 from ..scenarios.validate import EXAMPLES_DIR, SCHEMAS
 from ..slots import slot_renderer
-
-try:  # the planner (lab_core.planner) lands separately; cards fall back to compute()
-    from lab_core.planner.api import plan_json
-except ImportError:  # pragma: no cover - depends on the planner being there
-    plan_json = None
 
 #: Workload inputs shown on a card, with their quantity kind.
 CARD_INPUTS = (
@@ -68,18 +65,13 @@ def _difference(pred, pub, units):
     return sign + format_quantity(abs(change) / 100.0, "percent", units)
 
 
-def _plan(workload):
-    """(stage, parallelism dict, report dict) recommended by the planner, or Nones."""
-    if plan_json is None:
-        return None, None, None
-    result = plan_json(dict(workload))
-    if isinstance(result, str):
-        import json
-        result = json.loads(result)
-    if not isinstance(result, dict) or result.get("ok") is False:
-        return None, None, None
-    plan = result.get("plan", result)
-    return plan.get("stage"), plan.get("parallelism"), plan.get("report")
+def _plan(scenario):
+    """``(stage, parallelism dict, report dict)`` the planner recommends for a scenario's workload."""
+    result = plan_json(dict(scenario.workload))
+    if not result["ok"]:  # a validated workload always plans; say so if the model disagrees
+        raise BuildError(scenario.path, f"the planner rejected the workload: {result['error']}")
+    plan = result["plan"]
+    return plan["stage"], plan["parallelism"], plan["report"]
 
 
 def card(scenario, ctx, step=None):
@@ -92,48 +84,36 @@ def card(scenario, ctx, step=None):
         value = getattr(w, name)
         facts.append({"label": t["inputs"][name], "value": _fmt(value, kind, units)})
     facts.insert(2, {"label": t["inputs"]["gpu"], "value": GPU_PRESETS[w.gpu].name})
-    layout = stage = None
-    prediction, published = [], []
-    report = None
+    stage = None
     if scenario.parallelism is not None:
         report = evaluate(w, scenario.parallelism_object()).to_dict()
         layout = {"pinned": True, "text": _layout_text(scenario.parallelism, t)}
     else:
-        stage_id, par, report = _plan(scenario.workload)
-        if par:
-            layout = {"pinned": False, "text": _layout_text(par, t)}
-        if stage_id:
-            stage = t["stages"].get(stage_id, stage_id)
-    if report is not None:
-        memory = report["memory"]
-        fits = memory["fits"]
-        prediction.append({"label": t["prediction_labels"]["memory"],
-                           "value": t["memory_of"].format(used=_fmt(memory["total_bytes"], "bytes_gb", units),
-                                                          device=_fmt(memory["device_bytes"], "bytes_gb", units)),
-                           "level": "ok" if fits else "critical",
-                           "note": t["fits"] if fits else t["does_not_fit"]})
-        prediction.append({"label": t["prediction_labels"]["step_time"],
-                           "value": _fmt(report["time"]["step_s"], "seconds", units), "note": None})
-        prediction.append({"label": t["prediction_labels"]["tflops"],
-                           "value": _fmt(predicted(METRICS["model_tflops_per_gpu"], report, w.gpus), "tflops", units)})
-        prediction.append({"label": t["prediction_labels"]["mfu"],
-                           "value": format_quantity(report["throughput"]["mfu"], "percent", units)})
-    else:
-        result = compute(dict(scenario.workload))
-        mem = result["memory"]
-        prediction.append({"label": t["prediction_labels"]["model_state"],
-                           "value": t["memory_of"].format(used=_fmt(mem["model_state_bytes"], "bytes_gb", units),
-                                                          device=_fmt(mem["device_bytes"], "bytes_gb", units)),
-                           "level": "ok" if mem["ratio"] <= 1.0 else "critical",
-                           "note": t["fits"] if mem["ratio"] <= 1.0 else t["does_not_fit"]})
+        stage_id, par, report = _plan(scenario)
+        layout = {"pinned": False, "text": _layout_text(par, t)}
+        stage = t["stages"][stage_id]
+    memory = report["memory"]
+    fits = memory["fits"]
+    prediction = [
+        {"label": t["prediction_labels"]["memory"],
+         "value": t["memory_of"].format(used=_fmt(memory["total_bytes"], "bytes_gb", units),
+                                        device=_fmt(memory["device_bytes"], "bytes_gb", units)),
+         "level": "ok" if fits else "critical", "note": t["fits"] if fits else t["does_not_fit"]},
+        {"label": t["prediction_labels"]["step_time"], "value": _fmt(report["time"]["step_s"], "seconds", units),
+         "note": None},
+        {"label": t["prediction_labels"]["tflops"],
+         "value": _fmt(predicted(METRICS["model_tflops_per_gpu"], report, w.gpus), "tflops", units)},
+        {"label": t["prediction_labels"]["mfu"], "value": format_quantity(report["throughput"]["mfu"], "percent", units)},
+    ]
+    published = []
     for figure in scenario.published:
         metric = METRICS[figure["metric"]]
-        value = predicted(metric, report, w.gpus) if report is not None else None
+        value = predicted(metric, report, w.gpus)
         published.append({
             "label": t["metrics"][metric.name],
             "published": _fmt(figure["value"], metric.unit, units),
-            "predicted": _fmt(value, metric.unit, units) if value is not None else t["no_prediction"],
-            "difference": _difference(value, figure["value"], units) if value else "",
+            "predicted": _fmt(value, metric.unit, units),
+            "difference": _difference(value, figure["value"], units),
             "where": figure["where"],
             "note": figure.get("note", {}).get(lang),
         })
@@ -151,7 +131,7 @@ def card(scenario, ctx, step=None):
         "prediction": prediction,
         "published": published,
         "source": scenario.source,
-        "lab_url": f"{ctx.link('lab/')}?{scenario.lab_query()}",
+        "lab_url": lab_url(ctx.link("lab/"), scenario.workload),
     }
 
 

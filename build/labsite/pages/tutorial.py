@@ -9,7 +9,6 @@ are added to the page's table of contents so the right-hand TOC lists them.
 """
 import html
 import re
-from urllib.parse import urlencode
 
 import markdown
 
@@ -17,6 +16,7 @@ from lab_core.hardware import GPU_PRESETS
 from lab_view import format_quantity
 
 from .. import charts
+from ..labquery import lab_url
 from ..slots import slot_renderer
 from ..tutorial import chapter_files, cjk_tidy, load_chapter
 from ..tutorial_values import chapter_data
@@ -41,19 +41,6 @@ def format_value(value, kind, units):
 
 def formatted(values, units):
     return {name: format_value(value, kind, units) for name, (value, kind) in values.items()}
-
-
-def _query_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value == int(value):
-        return str(int(value))
-    return str(value)
-
-
-def try_link(ctx, workload):
-    query = urlencode([(name, _query_value(value)) for name, value in workload.items()])
-    return f"{ctx.link('lab/')}?{query}"
 
 
 _INPUT_KINDS = {"params": "params", "global_batch_tokens": "tokens", "inter_node_gbps": "gbps",
@@ -158,7 +145,7 @@ def _register(chapter_id):
                     for name, value in context["workload"].items()]
         return ctx.env.get_template("tutorial_chapter.html").render(
             t=ctx.catalog, chapter=chapter, sections=context["sections"], sources=context["sources"],
-            try_url=try_link(ctx, context["workload"]), workload=workload,
+            try_url=lab_url(ctx.link("lab/"), context["workload"]), workload=workload,
             chart_style=charts.CHART_STYLE, lang=ctx.lang)
     return render
 

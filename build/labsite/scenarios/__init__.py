@@ -17,9 +17,9 @@ from ..paths import display_path
 from .metrics import METRICS, predicted
 from .model import Scenario
 from .problems import Problem
-from .validate import SCENARIOS, check_tree
+from .validate import SCENARIOS, check_scenario_file, check_tree
 
-__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "check_tree", "load_scenarios",
+__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "check_tree", "load_scenarios", "load_scenario",
            "load_demo_path", "load_all", "predicted", "problems_text"]
 
 
@@ -36,6 +36,14 @@ def load_all(directory=SCENARIOS):
         raise BuildError(display_path(directory), f"{count} problem{'s' if count != 1 else ''} in "
                          f"{files} scenario file{'s' if files != 1 else ''}:\n" + problems_text(result.problems))
     return dict(sorted(result.scenarios.items())), list(result.demo_path)
+
+
+def load_scenario(scenario_id, directory=SCENARIOS):
+    """One scenario file, validated on its own (BuildError lists its problems)."""
+    scenario, problems = check_scenario_file(Path(directory) / f"{scenario_id}.yaml")
+    if problems:
+        raise BuildError(display_path(Path(directory) / f"{scenario_id}.yaml"), "\n" + problems_text(problems))
+    return scenario
 
 
 def load_scenarios(directory=SCENARIOS):

@@ -40,8 +40,6 @@ def predicted(metric, report_dict, gpus):
     value = report_dict
     for key in metric.path:
         value = value[key]
-    if value is None:
-        return None
     if metric.per_step:
         value = value / report_dict["time"]["step_s"]
     if metric.per_gpu:

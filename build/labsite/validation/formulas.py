@@ -10,6 +10,7 @@ from lab_core import failures, flops, pipeline
 from lab_core.memory import model_state_bytes_per_gpu
 from lab_core.shape import derive_shape, param_count
 
+from ..reference import gpt3
 from .facts import GB, arxiv
 from .table import PageEntry, Row, absolute, rel
 
@@ -138,7 +139,7 @@ def training_time_rows(facts):
     """Narayanan et al. Eq. 4 with the paper's own achieved FLOP/s."""
     rows = []
     tt = facts["ptdp.training_time"]["published"]
-    for key, params, label in (("gpt3_175B", 175e9, "GPT-3 175B"), ("one_T", 1e12, "1T")):
+    for key, params, label in (("gpt3_175B", gpt3()["params"], "GPT-3 175B"), ("one_T", 1e12, "1T")):
         d = tt[key]
         days = flops.training_time_eq4(d["T"], params, d["n"], d["X_TFLOPs"] * 1e12) / 86400.0
         rows.append(Row("ptdp.training_time", f"{key} days", days, float(d["days"]), absolute(1.0), "formula",

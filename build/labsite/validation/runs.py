@@ -91,8 +91,6 @@ def scenario_rows(scenarios=None):
         for item in scenario.published:
             metric = METRICS[item["metric"]]
             value = predicted(metric, report, workload.gpus)
-            if value is None:
-                continue
             page = PageEntry("runs", f"{source.get('id', '')} · {item.get('where', '')}".strip(" ·"),
                              source.get("url", ""), f"metric_{metric.name}", page_unit(metric), "",
                              {"run": scenario.title["en"], "run_zh": scenario.title["zh"]}, note_text=scenario.notes)
