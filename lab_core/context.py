@@ -11,12 +11,13 @@ from .flops import model_flops, recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
+from .stack import is_modern
 
 
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -27,6 +28,11 @@ class WorkloadContext:
         shape = w.shape
         dev = w.device
         self.workload = w
+        self.device = dev
+        self.precision = w.precision
+        self.modern = is_modern(w.stack)
+        # Tensor-parallel overlap is a modern-stack feature (stack.py).
+        self.tp_overlap = self.modern and w.tp_comm_overlap
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads

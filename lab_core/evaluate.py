@@ -39,12 +39,13 @@ def evaluate(workload, parallelism):
     if not isinstance(parallelism, Parallelism):
         raise LabInputError("parallelism", repr(parallelism), "a lab_core.Parallelism", "not_a_parallelism")
     par = parallelism
-    micro_batches = check_layout(workload, par)
+    layout = check_layout(workload, par)
+    micro_batches = layout.micro_batches
     ctx = context_for(workload)
-    memory = memory_of(ctx, par, micro_batches)
-    micro_batch = micro_batch_times(ctx, par)
+    memory = memory_of(ctx, par, layout)
+    micro_batch = micro_batch_times(ctx, par, layout)
     pipe = pipeline_times(micro_batch, par.pp, par.interleave)
-    sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.params_per_gpu)
+    sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.largest_stage_params)
     step_s = micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
     rates = throughput(ctx, par.recompute, step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,

@@ -22,6 +22,7 @@ LAYOUT = (
         ("params_per_gpu", "params_per_gpu"),
         ("activations_per_layer_bytes", "activations_per_layer_bytes"),
         ("activations_working_bytes", "activations_working_bytes"),
+        ("stage", "memory_stage"),
     )),
     ("time", (
         ("step_s", "step_s"),
@@ -29,6 +30,9 @@ LAYOUT = (
         ("backward_s", "backward_s"),
         ("recompute_s", "recompute_s"),
         ("tp_comm_s", "tp_comm_s"),
+        ("tp_comm_total_s", "tp_comm_total_s"),
+        ("cp_comm_s", "cp_comm_s"),
+        ("cp_comm_total_s", "cp_comm_total_s"),
         ("pp_p2p_s", "pp_p2p_s"),
         ("pp_p2p_total_s", "pp_p2p_total_s"),
         ("pipeline_bubble_s", "pipeline_bubble_s"),
@@ -40,6 +44,7 @@ LAYOUT = (
         ("micro_batches", "micro_batches"),
         ("bubble_fraction", "bubble_fraction"),
         ("dp_link", "dp_link"),
+        ("bottleneck_stage", "bottleneck_stage"),
     )),
     ("throughput", (
         ("tokens_per_step", "tokens_per_step"),
@@ -121,12 +126,16 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.memory_ratio = total / device
     r.fits = total <= device
     r.params_per_gpu = memory.params_per_gpu
+    r.memory_stage = memory.stage
 
     r.step_s = step_s
     r.forward_s = m * micro_batch.forward
     r.backward_s = m * micro_batch.backward
     r.recompute_s = m * micro_batch.recompute
     r.tp_comm_s = m * micro_batch.tp_comm
+    r.tp_comm_total_s = m * micro_batch.tp_comm_total
+    r.cp_comm_s = m * micro_batch.cp_comm
+    r.cp_comm_total_s = m * micro_batch.cp_comm_total
     r.pp_p2p_s = m * (pipe.steady - pipe.busy)
     r.pp_p2p_total_s = m * micro_batch.p2p
     r.pipeline_bubble_s = pipe.bubble
@@ -138,6 +147,7 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.micro_batches = m
     r.bubble_fraction = bubble_fraction(par.pp, m, par.interleave)
     r.dp_link = sync.link
+    r.bottleneck_stage = micro_batch.stage
 
     r.tokens_per_step = ctx.tokens_per_step
     r.tokens_per_s = rates.tokens_per_s

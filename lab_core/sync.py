@@ -1,12 +1,17 @@
 """Data-parallel gradient synchronisation, ZeRO-3 gathers and the optimizer step.
 
-One overlap window serves all overlappable traffic (DP gradients, ZeRO-3
-gathers): compute can hide communication once, and a second of extra compute
-hides at most calibration.DP_OVERLAP_FRACTION < 1 seconds, so more compute
-never shortens the step.
+Two stacks (stack.py). The 2021 stack (legacy_sync): one overlap window
+serves all overlappable traffic (DP gradients, ZeRO-3 gathers); compute can
+hide communication once, and a second of extra compute hides at most
+calibration.DP_OVERLAP_FRACTION < 1 seconds. The modern stack (modern_sync):
+what hides behind what follows from the schedule - gradient buckets behind
+the last micro-batch's backward, the parameter all-gather behind the next
+step's first forward, ZeRO-3's per-layer gathers behind the layer before.
+Every second hidden slows compute by calibration.COMM_CONTENTION.
 """
 from . import calibration as cal
 from .comms import group_time
+from .memory import WEIGHT_BYTES
 
 
 class SyncTimes:
@@ -17,7 +22,14 @@ class SyncTimes:
 
 def gradient_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
     """SyncTimes of Parallelism `par` given its micro-batch and pipeline times."""
-    t, p, d, v, zero = par.tp, par.pp, par.dp, par.interleave, par.zero
+    if ctx.modern:
+        return modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
+    return legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
+
+
+def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+    """The 2021 stack's data-parallel traffic (module docstring)."""
+    t, p, d, v, zero = par.tp, par.pp, par.dp * par.cp, par.interleave, par.zero
     m = micro_batches
     ranks_per_node = dp_ranks_per_node(ctx, t, p, d)
     overlap = cal.DP_OVERLAP_FRACTION
@@ -52,6 +64,115 @@ def gradient_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         out.zero_total = out.zero_exposed = 0.0
     out.optimizer = optimizer_time(ctx, params_per_gpu, d, zero)
     return out
+
+
+def modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+    """The modern stack's data-parallel traffic (module docstring).
+
+    Ranks that hold the same weights are the dp x cp data- and
+    context-parallel GPUs; ZeRO shards over dp_shard x cp of them (all unless
+    hybrid sharding), and hybrid sharding all-reduces each shard's gradients
+    across the dp / dp_shard replicas once per step. Megatron-Core's rank
+    order puts tensor parallelism innermost, then context, then data
+    parallelism (pipeline outermost), so gpus_per_node / (t cp) ... / t of a
+    data-parallel group share a node.
+    """
+    ranks = par.dp * par.cp
+    shard = par.shard_ranks * par.cp if par.zero >= 1 else ranks
+    replicas = ranks // shard
+    per_node = ctx.gpus_per_node // par.tp if par.tp < ctx.gpus_per_node else 1
+    shard_per_node = min(per_node, shard)
+    out = SyncTimes()
+    out.link = "none" if ranks == 1 else ("nvlink" if shard_per_node >= shard and replicas == 1 else "inter_node")
+    # The last micro-batch's backward, and with v chunks (v - 1)/v of the
+    # drain, during which finished chunks' gradient buckets can go.
+    backward_window = mb.backward + mb.recompute + (par.interleave - 1.0) / par.interleave * pipe.bubble
+    grads = params_per_gpu * ctx.grad_bytes
+    if par.zero >= 3 and shard > 1:
+        out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
+            ctx, par, micro_batches, mb, shard, shard_per_node)
+    else:
+        out.zero_total = out.zero_exposed = 0.0
+        out.dp_total = out.dp_exposed = 0.0
+        if shard > 1:
+            factor = 2.0 if par.zero == 0 else 1.0  # all-reduce, or reduce-scatter (arXiv:1910.02054 Sec 7.1)
+            reduce, reduce_bucket = bucket_times(ctx, grads, shard, shard_per_node, factor)
+            out.dp_total += reduce
+            out.dp_exposed += _exposed(reduce, reduce_bucket, backward_window)
+            if par.zero >= 1:
+                # The distributed optimizer all-gathers the updated 16-bit weights
+                # under the next step's first forward (--overlap-param-gather).
+                gather, gather_bucket = bucket_times(ctx, WEIGHT_BYTES * params_per_gpu, shard, shard_per_node, 1.0)
+                out.dp_total += gather
+                out.dp_exposed += _exposed(gather, gather_bucket, mb.forward)
+    if replicas > 1:
+        across, bucket = bucket_times(ctx, grads / shard, replicas, 1, 2.0)
+        out.dp_total += across
+        out.dp_exposed += _exposed(across, bucket, backward_window)
+    hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
+    out.dp_exposed += cal.COMM_CONTENTION * hidden
+    out.optimizer = optimizer_time(ctx, params_per_gpu, shard, par.zero)
+    return out
+
+
+def _exposed(total, bucket, window):
+    """A bucketed collective behind a compute window: the last bucket cannot
+    start before the window ends, the rest hides up to the window's length."""
+    return bucket + excess(total - bucket, window)
+
+
+def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
+    """(gather total, gather exposed, reduce total, reduce exposed) seconds per step
+    of fully sharded data parallelism as PyTorch FSDP runs it.
+
+    Per micro-batch each layer's 16-bit weights are all-gathered before its
+    forward while the layer before computes (prefetch one layer ahead), freed
+    after it, gathered again for its backward, and its gradients are
+    reduce-scattered while the next layer's backward runs (arXiv:2304.11277
+    Sec 3.3-3.4; reshard after forward, the default). The first gather of the
+    forward and the last reduce-scatter are exposed; the embedding and output
+    layer are one more unit gathered first. Collectives over the shard group
+    use the hierarchical link model (comms.group_time: each GPU's NIC carries
+    1/k of a node's traffic).
+    """
+    t = par.tp
+    nvl, nic = ctx.nvlink_rate, ctx.nic_rate
+    layer = ctx.layer_params / t
+    embedding = ctx.vocab * ctx.hidden / t + ctx.seq_len * ctx.hidden
+    gather = group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0)
+    reduce = group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0)
+    gather_embedding = group_time(WEIGHT_BYTES * embedding, shard, shard_per_node, nvl, nic, 1.0)
+    reduce_embedding = group_time(ctx.grad_bytes * embedding, shard, shard_per_node, nvl, nic, 1.0)
+    layers = mb.layers
+    forward = gather_embedding + gather + (layers - 1) * excess(gather, mb.layer_forward)
+    backward = layers * excess(gather + reduce, mb.layer_backward)
+    share = gather / (gather + reduce)
+    m = micro_batches
+    gather_total = m * (2.0 * layers * gather + gather_embedding)
+    gather_exposed = m * (forward + share * backward)
+    reduce_total = m * (layers * reduce + reduce_embedding)
+    reduce_exposed = m * ((1.0 - share) * backward + reduce_embedding)
+    return gather_total, gather_exposed, reduce_total, reduce_exposed
+
+
+def fsdp_unhidden_gathers(ctx, tp, dp):
+    """Seconds of the gathers fsdp_times never hides in one micro-batch: the
+    embedding unit and the first layer (full sharding over dp ranks)."""
+    per_node = ctx.gpus_per_node // tp if tp < ctx.gpus_per_node else 1
+    shard_per_node = min(per_node, dp)
+    layer = WEIGHT_BYTES * ctx.layer_params / tp
+    embedding = WEIGHT_BYTES * (ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden)
+    return sum(group_time(size, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0) for size in (layer, embedding))
+
+
+def bucket_times(ctx, volume, ranks, ranks_per_node, factor):
+    """(total, one bucket) seconds of `volume` bytes sent in buckets of
+    calibration.DP_BUCKET_BYTES (the message size NCCL sees)."""
+    if ranks <= 1 or volume <= 0.0:
+        return 0.0, 0.0
+    size = volume if volume < cal.DP_BUCKET_BYTES else cal.DP_BUCKET_BYTES
+    one = group_time(size, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)
+    return volume / size * one, one
 
 
 def optimizer_time(ctx, params_per_gpu, dp, zero):

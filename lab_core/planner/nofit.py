@@ -6,11 +6,11 @@ bounds.py), which only shrinks as pp or dp grows. GPU counts are t pp dp
 with tp dividing the GPUs per node, pp the layers and dp the batch.
 """
 from .assumptions import MAX_GPUS_SEARCHED
-from .bounds import activation_bytes, state_bytes
+from .bounds import plan_memory
 
 
 def floor_bytes(wctx, t, p, d):
-    return state_bytes(wctx, t, p, d, 3 if d > 1 else 0) + activation_bytes(wctx, t, p, d, "full", 1, 1)
+    return plan_memory(wctx, t, p, d, 3 if d > 1 else 0, "full", 1, 1)
 
 
 def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED):

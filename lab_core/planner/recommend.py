@@ -14,7 +14,7 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, state_bytes
+from .bounds import activation_bytes, plan_memory, state_bytes
 from .decisions import decisions
 from .diagram import diagram
 from .meters import meters
@@ -117,7 +117,7 @@ def _unfit_stages(wctx, space, gpus, usable, seen):
         else:
             shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
         for stage, z, mode in shapes:
-            need = state_bytes(wctx, t, p, d, z) + activation_bytes(wctx, t, p, d, mode, 1, 1)
+            need = plan_memory(wctx, t, p, d, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")

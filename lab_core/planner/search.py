@@ -34,7 +34,7 @@ bests against an exhaustive search.
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
-from .bounds import StepBound, activation_bytes, state_bytes
+from .bounds import StepBound, fits, plan_memory, stage_activation_bytes, stage_state_bytes, state_bytes
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .space import Space, divisors
 from .stage import shape_stage, shape_stage_parts
@@ -162,7 +162,7 @@ def search(workload):
     live = []
     for t, p, d in layouts:
         zmax = 3 if d > 1 else 0
-        floor = state_bytes(ctx, t, p, d, zmax) + activation_bytes(ctx, t, p, d, "full", 1, 1)
+        floor = plan_memory(ctx, t, p, d, zmax, "full", 1, 1)
         floors.append((floor, t, p, d))
         if floor > usable:
             continue
@@ -209,7 +209,7 @@ class _Layout:
         ctx = run.ctx
         self.t, self.p, self.d, self.bound = t, p, d, bound
         self.zeros = (0, 1, 2, 3) if d > 1 else (0,)
-        self.states = [state_bytes(ctx, t, p, d, z) for z in self.zeros]
+        self.states = [stage_state_bytes(ctx, t, p, d, z) for z in self.zeros]
         self.stages = ("single_gpu",) if t * p * d == 1 else (
             ("data_parallel", "zero_sharded") if t == p == 1 else ("tensor_pipeline", "full_3d"))
         R = ctx.batch_sequences // d
@@ -217,7 +217,7 @@ class _Layout:
         rows = []
         for b in divisors(R):
             # Memory grows with b: stop once even ZeRO-max + full recompute overflows.
-            if self.states[-1] + activation_bytes(ctx, t, p, d, "full", b, 1) > run.usable:
+            if fits(self.states[-1], stage_activation_bytes(ctx, t, p, d, "full", b, 1)) > run.usable:
                 break
             m = R // b
             vs = (1,)
@@ -257,13 +257,13 @@ def _search_layout(run, lay, modes):
             # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
             if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, None, "none", sp_bound), lay.stages):
                 continue
-            acts = [activation_bytes(ctx, t, p, d, r, b, v) for r in modes]
-            if lay.states[-1] + acts[-1] > usable:
+            acts = [stage_activation_bytes(ctx, t, p, d, r, b, v) for r in modes]
+            if fits(lay.states[-1], acts[-1]) > usable:
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
                 ri = 0
-                while ri < len(modes) and lay.states[zi] + acts[ri] > usable:
+                while ri < len(modes) and fits(lay.states[zi], acts[ri]) > usable:
                     ri += 1
                 if ri == len(modes):
                     continue
@@ -274,7 +274,7 @@ def _search_layout(run, lay, modes):
                 variants = ((ri, sp),)
                 for rj, sp_on in variants:
                     run.considered += 1
-                    needs_sharding = replica and run.replica_state + acts[rj] > usable
+                    needs_sharding = replica and run.replica_state + max(acts[rj]) > usable
                     stage = shape_stage_parts(t, p, d, z, modes[rj], needs_sharding)
                     key = _simplicity(t, p, d, z, modes[rj], v) + (stage,)
                     if run.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):

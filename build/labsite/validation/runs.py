@@ -18,8 +18,10 @@ END_TO_END = CONTENT / "validation" / "end_to_end.yaml"
 #: published figure of a scenario that misses by more than this fails.
 SCENARIO_TOLERANCE = rel(0.25)
 _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention", "layers", "hidden", "heads",
-                  "kv_heads", "ffn_hidden", "dropout", "params", "state_bytes_per_param")
-_LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
+                  "kv_heads", "ffn_hidden", "dropout", "params", "state_bytes_per_param", "stack", "precision",
+                  "tp_comm_overlap", "gpus_per_node")
+_LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave", "cp",
+                "dp_shard", "first_stage_layers", "last_stage_layers")
 
 
 def page_unit(metric):
@@ -39,7 +41,7 @@ class EndToEndRun:
 
     @property
     def dp(self):
-        return self.spec["gpus"] // (self.spec["tp"] * self.spec["pp"])
+        return self.spec["gpus"] // (self.spec["tp"] * self.spec["pp"] * self.spec.get("cp", 1))
 
     def workload(self):
         kwargs = {key: self.spec[key] for key in _WORKLOAD_KEYS if key in self.spec}
