@@ -1,7 +1,7 @@
 """Every constant the model did not derive from a formula — in one place.
 
 Each entry says where it comes from and whether it is *calibrated* (fitted to
-a measured figure in shared/validation/published.yaml) or a *teaching
+a measured figure in content/validation/published.yaml) or a *teaching
 assumption* (a round, defensible value a reader may change in their head).
 The fits are reproduced by tools/fit_calibration.py.
 """

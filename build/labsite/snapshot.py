@@ -2,7 +2,7 @@
 
 ``tools/make_snapshot.mjs`` (Node) boots the pinned Pyodide, imports the lab's
 packages and dumps the interpreter's memory, gzipped; restoring it in the
-browser skips most of a cold start (TOOLCHAIN.md: about 3x faster).
+browser skips most of a cold start (about 3x faster; ARCHITECTURE.md, "The lab in the browser").
 
 Snapshots are not byte-identical from one run to the next, so the result is
 cached under ``.cache/snapshot/<key>/`` where ``key`` hashes the *inputs*:
