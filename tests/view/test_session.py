@@ -11,7 +11,7 @@ from lab_view import Session
 from lab_core.planner import STAGES
 from lab_core.planner.meters import METERS
 from lab_view.view import FIGURE_KEYS, PLAN_KEYS
-from labsite.catalog import load_catalogs
+from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config
 
 EXTRAS = {"rules_short": [{"id": "zero", "applies": ["zero"], "title": "ZeRO", "source": "arXiv:1910.02054"}],
@@ -54,7 +54,7 @@ def check_view(view):
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(workload=workloads, lang=st.sampled_from(("en", "zh")))
+@given(workload=workloads, lang=st.sampled_from(LANGUAGES))
 def test_session_never_raises_and_views_are_complete(sessions, workload, lang):
     inputs = default_inputs()
     inputs.update(workload)
