@@ -17,7 +17,8 @@ from .stack import is_modern
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
+                 "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -33,6 +34,8 @@ class WorkloadContext:
         self.modern = is_modern(w.stack)
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap
+        self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
+        self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads
@@ -46,7 +49,7 @@ class WorkloadContext:
         self.flash = w.flash_attention
         self.peak_flops = dev.peak_flops
         self.flops_rate = dev.peak_flops * cal.GEMM_EFFICIENCY[dev.id]
-        self.hbm_rate = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY
+        self.hbm_rate = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY * cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.nvlink_rate = nvlink_busbw_bytes_per_s(dev)
         self.nic_rate = nic_bytes_per_s(w.inter_node_gbps)
         self.device_bytes = dev.memory_bytes

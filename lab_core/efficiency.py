@@ -27,3 +27,25 @@ def gemm_rate(device, precision, tokens, width):
 def attention_rate(device):
     """Achieved FLOP/s of a flash-attention kernel (16-bit) on `device`."""
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
+
+
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp):
+    """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
+
+    The four weight matrices of a layer (shape.layer_matrix_params): the
+    fused query/key/value projection h x (1 + 2r) h, the output projection
+    h x h, and the MLP's two h x f matrices; tensor parallelism splits one
+    dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's width is its
+    smaller weight dimension on the GPU (the output projection's is h / t).
+    2 FLOPs per weight per token.
+    """
+    qkv = (1.0 + 2.0 * kv_ratio) * hidden
+    gemms = ((hidden * qkv / tp, min(hidden, qkv / tp)),
+             (hidden * hidden / tp, hidden / tp),
+             (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    total = 0.0
+    for weights, width in gemms:
+        # A loop, not sum(): Python 3.12 made sum() of floats compensated, and
+        # CPython 3.11 and Pyodide must give the same last digit.
+        total += 2.0 * tokens * weights / gemm_rate(device, precision, tokens, width)
+    return total

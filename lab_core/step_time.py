@@ -10,7 +10,7 @@ bubble (pipeline.bubble_time).
 """
 from . import calibration as cal
 from .comms import point_to_point_time
-from .efficiency import attention_rate, gemm_rate
+from .efficiency import attention_rate, gemm_rate, layer_gemm_seconds
 from .pipeline import bubble_time
 from .timing import layer_times, logits_times
 
@@ -38,16 +38,16 @@ def micro_batch_times(ctx, par, layout):
     s, h = ctx.seq_len, ctx.hidden
     tokens = b * s / cp
     device = ctx.device
-    rate = gemm_rate(device, ctx.precision, tokens, h / t)
-    flash_rate = attention_rate(device) if ctx.flash else None
+    factor = ctx.compute_factor
+    rate = gemm_rate(device, ctx.precision, tokens, h / t) * factor
+    flash_rate = attention_rate(device) * ctx.attention_factor if ctx.flash else None
     sp = par.sequence_parallel and t > 1
+    gemm_s = layer_gemm_seconds(device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t) / factor
     layer = layer_times(s, b, h, ctx.heads, ctx.ffn_hidden, t, sp, par.recompute, ctx.flash, rate,
-                        ctx.hbm_rate, ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp)
+                        ctx.hbm_rate, ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp, gemm_s)
     tp_exposed = tensor_parallel_exposed(ctx, layer, t, sp)
     cp_total, cp_exposed = context_parallel_times(ctx, par, layer)
-    # The output layer stays in 16-bit (arXiv:2209.05433 Sec 4).
-    logits_rate = gemm_rate(device, "bf16", tokens, h / t)
-    logits = logits_times(s / cp, b, h, ctx.vocab, t, logits_rate, ctx.hbm_rate)
+    logits = output_layer_times(ctx, t, cp, b)
     per_layer = layer.forward + layer.backward + layer.recompute + tp_exposed + cp_exposed
     # The last stage (a single stage is one) also runs the output layer and loss.
     stages = [("last", layout.last_layers)]
@@ -73,6 +73,14 @@ def micro_batch_times(ctx, par, layout):
     mb.layer_backward = layer.backward + layer.recompute
     mb.p2p = pipeline_send_time(ctx, par)
     return mb
+
+
+def output_layer_times(ctx, tp, cp, micro_batch):
+    """(forward, backward) seconds of the output layer and loss for one micro-batch
+    (timing.logits_times). It stays in 16-bit (arXiv:2209.05433 Sec 4)."""
+    tokens = micro_batch * ctx.seq_len / cp
+    rate = gemm_rate(ctx.device, "bf16", tokens, ctx.hidden) * ctx.compute_factor
+    return logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
 
 
 def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel):

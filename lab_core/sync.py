@@ -84,9 +84,15 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
     shard_per_node = min(per_node, shard)
     out = SyncTimes()
     out.link = "none" if ranks == 1 else ("nvlink" if shard_per_node >= shard and replicas == 1 else "inter_node")
-    # The last micro-batch's backward, and with v chunks (v - 1)/v of the
-    # drain, during which finished chunks' gradient buckets can go.
-    backward_window = mb.backward + mb.recompute + (par.interleave - 1.0) / par.interleave * pipe.bubble
+    # The last micro-batch's backward. With v interleaved chunks the last
+    # group of p micro-batches runs its backward chunk by chunk (last chunk
+    # first, arXiv:2104.04473 Sec 2.2.2), so a chunk's gradients are final
+    # while the other chunks' backwards of that group still run: on average
+    # (v - 1)/v of p - 1 more micro-batches. The parameter all-gather hides
+    # behind the first group's forwards the same way.
+    group = 1.0 + (par.interleave - 1.0) / par.interleave * (par.pp - 1.0)
+    backward_window = group * (mb.backward + mb.recompute)
+    forward_window = group * mb.forward
     grads = params_per_gpu * ctx.grad_bytes
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
@@ -104,7 +110,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
                 # under the next step's first forward (--overlap-param-gather).
                 gather, gather_bucket = bucket_times(ctx, WEIGHT_BYTES * params_per_gpu, shard, shard_per_node, 1.0)
                 out.dp_total += gather
-                out.dp_exposed += _exposed(gather, gather_bucket, mb.forward)
+                out.dp_exposed += _exposed(gather, gather_bucket, forward_window)
     if replicas > 1:
         across, bucket = bucket_times(ctx, grads / shard, replicas, 1, 2.0)
         out.dp_total += across
@@ -162,7 +168,8 @@ def fsdp_unhidden_gathers(ctx, tp, dp):
     shard_per_node = min(per_node, dp)
     layer = WEIGHT_BYTES * ctx.layer_params / tp
     embedding = WEIGHT_BYTES * (ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden)
-    return sum(group_time(size, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0) for size in (layer, embedding))
+    first = group_time(layer, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
+    return first + group_time(embedding, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
 
 
 def bucket_times(ctx, volume, ranks, ranks_per_node, factor):

@@ -16,5 +16,5 @@ def test_published_figure(row):
 
 def test_every_row_says_what_it_tests():
     assert {row.kind for row in ROWS} <= set(KINDS)
-    assert len({(row.fact, row.what) for row in ROWS}) == len(ROWS), "two rows with one name"
+    assert all(row.fact and row.what for row in ROWS)
 

@@ -30,6 +30,9 @@ METRICS = {m.name: m for m in (
     Metric("mfu_percent", "percent", ("throughput", "mfu"), 100.0, maximum=100),
     Metric("step_time_s", "seconds", ("time", "step_s"), maximum=1e6),    # per optimizer step (iteration)
     Metric("tokens_per_s", "tokens_per_s", ("throughput", "tokens_per_s"), maximum=1e12),   # whole cluster
+    Metric("tokens_per_s_per_gpu", "tokens_per_s", ("throughput", "tokens_per_s"), per_gpu=True, maximum=1e9),
+    # Peak memory of the most loaded GPU, GiB (2^30 bytes).
+    Metric("memory_gib", "gib", ("memory", "total_bytes"), 1.0 / 1073741824.0, maximum=1e5),
     # Days to train on the workload's training_tokens, without failures.
     Metric("training_days", "days", ("training", "time_s"), 1.0 / 86400.0, maximum=1e5),
 )}
