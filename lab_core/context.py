@@ -7,7 +7,7 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import model_flops, recompute_flops
+from .flops import shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
@@ -17,7 +17,7 @@ from .stack import is_modern
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
+    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
                  "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
@@ -29,6 +29,7 @@ class WorkloadContext:
         shape = w.shape
         dev = w.device
         self.workload = w
+        self.shape = shape
         self.device = dev
         self.precision = w.precision
         self.modern = is_modern(w.stack)
@@ -63,9 +64,9 @@ class WorkloadContext:
         self.training_tokens = w.training_tokens
         self.loader_tokens_per_s_per_node = w.loader_tokens_per_s_per_node
         self.storage_read_bytes_per_s = w.storage_read_gbps * 1e9
-        args = (w.batch_sequences, w.seq_len, shape.layers, shape.hidden)
-        self.model_flops = model_flops(*args, shape.vocab, shape.ffn_hidden, shape.kv_ratio)
-        self.recompute_flops = {mode: recompute_flops(*args, shape.ffn_hidden, shape.kv_ratio, mode, w.flash_attention)
+        self.model_flops = shape_model_flops(w.batch_sequences, w.seq_len, shape)
+        self.recompute_flops = {mode: shape_recompute_flops(w.batch_sequences, w.seq_len, shape, mode,
+                                                            w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
         self.failures = failure_figures(w.gpus, w.gpu_failures_per_hour, shape.params, w.checkpoint_storage_gbps,
                                         w.checkpoint_interval_min, w.restart_min)

@@ -20,14 +20,16 @@ __all__ = ("StepBound", "activation_bytes", "fits", "plan_memory", "stage_activa
 
 def _even_stages(ctx, pp):
     per_stage = ctx.layers // pp
-    return stages(pp, per_stage, per_stage, per_stage)
+    experts = ctx.shape.experts
+    return stages(pp, per_stage, per_stage, per_stage, None if experts is None else experts.dense_layers)
 
 
-def stage_state_bytes(ctx, tp, pp, dp, zero):
+def stage_state_bytes(ctx, tp, pp, dp, zero, ep=1):
     """Training state of each kind of stage of an even split (gpu_memory.stages order)."""
     out = []
     for stage in _even_stages(ctx, pp):
-        weights, grads, optimizer = state_parts(ctx, tp, stage_params(ctx, tp, stage, pp), dp, zero)
+        shared, expert = stage_params(ctx, tp, stage, pp, ep)
+        weights, grads, optimizer = state_parts(ctx, tp, shared, dp, zero, expert, tp * dp // ep, ep)
         out.append(weights + grads + optimizer)
     return tuple(out)
 
