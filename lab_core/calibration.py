@@ -1,9 +1,9 @@
 """Every constant the model did not derive from a formula — in one place.
 
 Each entry says where it comes from and whether it is *calibrated* (fitted to
-a measured figure in shared/validation/published.yaml) or a *teaching
+a measured figure in content/validation/published.yaml) or a *teaching
 assumption* (a round, defensible value a reader may change in their head).
-The fits are reproduced by tests/model/fit_calibration.py.
+The fits are reproduced by tools/fit_calibration.py.
 """
 
 # --- Compute -------------------------------------------------------------
@@ -172,7 +172,7 @@ DP_BUCKET_BYTES = 100e6
 # ZeRO-3 rows of arXiv:2104.04473 Table 2 (175B and 530B on 384-2,240 A100s),
 # where the weight gathers are as long as the compute and so isolate how much
 # of them compute hides (content/validation/end_to_end.yaml, group
-# table2_zero3; tests/model/fit_calibration.py). Compute and NCCL share SMs and
+# table2_zero3; tools/fit_calibration.py). Compute and NCCL share SMs and
 # HBM, so well under half of a window hides traffic. The Megatron-style runs
 # are nearly insensitive to it (their mean error moves by 0.1 point from 0.8).
 DP_OVERLAP_FRACTION = 0.38

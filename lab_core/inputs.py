@@ -2,7 +2,7 @@
 
 One table, read by the model (validation), the build (slider markup, docs)
 and the page (through the JSON the build exports). Ranges follow the slider
-table of DESIGN.md; defaults are the teaching defaults named in the docs.
+table of ARCHITECTURE.md; defaults are the teaching defaults named in the docs.
 
 ``minimum``/``maximum`` are the slider range; ``limit_min``/``limit_max`` (in
 to_dict) are what validation accepts, wider for a few inputs.
@@ -66,7 +66,7 @@ def _advanced(name, unit, minimum, maximum, default, log_scale=False, integer=Fa
 
 
 INPUT_SPECS = (
-    # The six sliders (DESIGN.md table).
+    # The six sliders (ARCHITECTURE.md table).
     InputSpec("params", "parameters", 125e6, 2e12, 1.3e9),
     InputSpec("gpus", "GPUs", 1, 32768, 8, integer=True),
     # Published small-batch runs (arXiv:2205.05198 Table 3: 4 x 2048 tokens)
