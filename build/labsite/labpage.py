@@ -12,7 +12,7 @@ from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
 #: Catalog sections the page's script and the worker need at run time.
-RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "meter_labels", "levels",
+RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
                         "lab", "stages", "decisions", "diagram", "choices")
 
 
