@@ -29,6 +29,13 @@ DIAGRAM_PARTS = {  # page part -> planner diagram entry
 }
 
 
+def _range_ends(name, catalog, kinds):
+    """(low, high) of a number input in the reader's words, from lab_core's spec."""
+    spec = SPEC_BY_NAME[name]
+    kind = kinds.get(name, "plain")
+    return (format_quantity(spec.lowest, kind, catalog["units"]), format_quantity(spec.highest, kind, catalog["units"]))
+
+
 def allowed_range(name, catalog, kinds):
     """The allowed range of an input in the reader's words, from lab_core's spec."""
     spec = SPEC_BY_NAME.get(name)
@@ -36,20 +43,22 @@ def allowed_range(name, catalog, kinds):
         return ""
     if spec.kind != "number":
         return ", ".join(str(choice) for choice in spec.choices) if spec.choices else ""
-    kind = kinds.get(name, "plain")
-    return catalog["range"].format(
-        low=format_quantity(spec.lowest, kind, catalog["units"]),
-        high=format_quantity(spec.highest, kind, catalog["units"]),
-    )
+    low, high = _range_ends(name, catalog, kinds)
+    return catalog["range"].format(low=low, high=high)
 
 
 def render_error(error, catalog, kinds):
     """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
-    label = catalog["input_labels"].get(error["field"], error["field"])
+    name = error["field"]
+    label = catalog["input_labels"].get(name, name)
+    spec = SPEC_BY_NAME.get(name)
+    low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
+    examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
     return {
-        "field": error["field"],
-        "text": template.format(field=label, value=error["value"], allowed=allowed_range(error["field"], catalog, kinds)),
+        "field": name,
+        "text": template.format(field=label, value=error["value"], allowed=allowed_range(name, catalog, kinds),
+                                low=low, high=high, examples=examples),
     }
 
 
@@ -178,7 +187,8 @@ def _diagram(plan, catalog):
         label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}")
     else:
         label = texts["mesh_nofit"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog))
-    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts}
+    axes = {dim: texts["axes"][dim].format(n=f"{par[dim]:,}") for dim in ("dp", "pp", "tp")}
+    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts, "axes": axes}
 
 
 def _gpus_text(n, catalog):
@@ -254,13 +264,16 @@ def _rules(plan, catalog):
     return f'<ul>{"".join(items)}</ul>'
 
 
+def _min_layout(no_fit):
+    layout = no_fit.get("min_gpus_layout") or {}
+    return {"min_tp": layout.get("tp"), "min_pp": layout.get("pp"), "min_dp": layout.get("dp")}
+
+
 def _no_fit(plan, catalog):
     no_fit = plan.get("no_fit")
     if not no_fit:
         return ""
-    numbers = format_numbers(dict(no_fit, **(no_fit.get("min_gpus_layout") and {
-        "min_tp": no_fit["min_gpus_layout"]["tp"], "min_pp": no_fit["min_gpus_layout"]["pp"],
-        "min_dp": no_fit["min_gpus_layout"]["dp"]} or {})), catalog)
+    numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
     key = "nofit" if no_fit.get("min_gpus") else "nofit_anywhere"
     return catalog["lab"][key].format(**numbers)
 
@@ -271,16 +284,16 @@ def _stage(plan, catalog):
     if not plan["fits"]:
         texts = catalog["lab"]
         no_fit = plan["no_fit"]
-        text = _no_fit(plan, catalog)
         if no_fit.get("min_gpus_stage"):
-            text += " " + texts["nofit_stage"].format(
-                stage=catalog["stages"][no_fit["min_gpus_stage"]]["title"],
-                min_gpus=format_quantity(no_fit["min_gpus"], "count", catalog["units"]))
+            numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
+            text = texts["nofit_stage"].format(stage=catalog["stages"][no_fit["min_gpus_stage"]]["title"], **numbers)
+        else:
+            text = _no_fit(plan, catalog)
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
-                "text": text}
+                "text": text, "target": no_fit.get("min_gpus_stage") or ""}
     stage_texts = catalog["stages"][plan["stage"]]
     return {"id": plan["stage"], "title": stage_texts["title"],
-            "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"])}
+            "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
 
 
 def _thresholds(catalog):

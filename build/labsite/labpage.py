@@ -5,6 +5,7 @@ import yaml
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
+from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
 from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
 
 from . import offline, snapshot
@@ -12,7 +13,7 @@ from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
 #: Catalog sections the page's script and the worker need at run time.
-RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
+RUNTIME_CATALOG_KEYS = ("units", "range", "unit_words", "examples", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
                         "lab", "stages", "decisions", "diagram", "choices")
 
 
@@ -89,6 +90,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "meter_names": METER_NAMES,
         "plan_keys": PLAN_KEYS,
         "figure_keys": FIGURE_KEYS,
+        "mesh_viewbox": MESH_VIEWBOX,
         "cards": cards,
         "rules_href": rules_href,
         "initial": initial,
