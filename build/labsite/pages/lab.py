@@ -31,7 +31,10 @@ def runtime_session_config(layout, catalog, lang, rules_href="../rules/"):
 
 
 def _card_results(ctx, config):
-    cards = []
+    """Each card's precomputed result as JSON (fetched over http), plus one
+    classic script with all of them for file://, where fetch is refused.
+    Returns the cards; the script's URL is ``cards_script(ctx)``."""
+    cards, results = [], {}
     for step, scenario in enumerate(load_demo_path(), start=1):
         inputs = dict(config["defaults"])
         inputs.update(scenario.workload)
@@ -39,8 +42,14 @@ def _card_results(ctx, config):
         data = json.dumps(result, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         name = f"{CARD_VIEW_DIR}/{ctx.lang}/{scenario.id}.{hashlib.sha256(data).hexdigest()[:10]}.json"
         ctx.state["generated"][name] = data
+        results[scenario.id] = result
         cards.append({"id": scenario.id, "step": step, "title": scenario.title[ctx.lang],
                       "summary": scenario.summary[ctx.lang], "inputs": result["inputs"], "view": ctx.root + name})
+    script = ("LabPage.registerCards(" + json.dumps(results, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+              + ");\n").encode("utf-8")
+    name = f"{CARD_VIEW_DIR}/{ctx.lang}/cards.{hashlib.sha256(script).hexdigest()[:10]}.js"
+    ctx.state["generated"][name] = script
+    ctx.state.setdefault("cards_script", {})[ctx.lang] = ctx.root + name
     return cards
 
 
@@ -51,4 +60,5 @@ def render_lab(ctx):
     data = lab_page_data(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.root, pyzip_url,
                          catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config),
                          rules_href=extras["rules_href"])
+    data["runtime"]["cardsScript"] = ctx.state.get("cards_script", {}).get(ctx.lang, "")
     return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)

@@ -5,6 +5,7 @@
 import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab-app");
+root.dataset.script = "running"; // lab-static.js reports a blocked module by its absence
 const config = JSON.parse(document.getElementById("lab-config").textContent);
 const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
@@ -38,66 +39,13 @@ function notice(text) {
 }
 
 // ---- applying a view -------------------------------------------------------
-function lookup(view, path) {
-  return path.split(".").reduce((node, key) => (node == null ? undefined : node[key]), view);
-}
-
-// Only touch what changed: the view is rebuilt on every move, the DOM should not be.
-const shown = new WeakMap();
-
-function update(el, key, value, apply) {
-  let seen = shown.get(el);
-  if (!seen) shown.set(el, (seen = {}));
-  if (seen[key] === value) return;
-  seen[key] = value;
-  apply(el, value);
-}
-
-const BINDINGS = [
-  ["bind", (el, v) => { el.textContent = v; }],
-  ["bindHtml", (el, v) => { el.innerHTML = v; }],
-  ["bindWidth", (el, v) => { el.style.width = `${(v * 100).toFixed(1)}%`; }],
-  ["bindValuenow", (el, v) => { el.setAttribute("aria-valuenow", String(Math.round(v * 100))); }],
-  ["bindValuetext", (el, v) => { el.setAttribute("aria-valuetext", v); }],
-  ["bindLevel", (el, v) => { el.dataset.level = v; }],
-  ["bindState", (el, v) => { el.dataset.state = v; }],
-  ["bindHidden", (el, v) => { el.hidden = Boolean(v); }],
-  ["bindAttrStage", (el, v) => { el.dataset.stage = v; }],
-];
+// The binding itself lives in lab-static.js (a classic script, so the
+// precomputed cards work from file:// with the very same code).
+const { LabPage } = window;
 
 function applyView(view, { controls = true } = {}) {
   state.lastView = view;
-  for (const [key, apply] of BINDINGS) {
-    const attr = `data-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    const targets = [...root.querySelectorAll(`[${attr}]`)];
-    if (root.hasAttribute(attr)) targets.push(root);
-    targets.forEach((el) => {
-      const value = lookup(view, el.dataset[key]);
-      if (value !== undefined) update(el, key, value, apply);
-    });
-  }
-  root.querySelectorAll(".lab-stage").forEach((el) => {
-    if (el.dataset.stageId === view.stage.id) el.setAttribute("aria-current", "step");
-    else el.removeAttribute("aria-current");
-    // When nothing fits, the stage of the smallest system that would fit is marked as the target.
-    el.toggleAttribute("data-target", el.dataset.stageId === view.stage.target);
-  });
-  if (!controls) return;
-  for (const [name, hint] of Object.entries(view.derived || {})) {
-    const typed = document.getElementById(`adv-${name}`);
-    if (typed && document.activeElement !== typed) {
-      typed.value = "";
-      typed.placeholder = hint;
-    }
-  }
-  for (const [name, text] of Object.entries(view.values || {})) {
-    const typed = document.getElementById(`typed-${name}`) || document.getElementById(`adv-${name}`);
-    if (typed && typed.dataset.control !== "select" && typed.dataset.control !== "switch" && document.activeElement !== typed) {
-      typed.value = text;
-    }
-    const slider = document.getElementById(`slider-${name}`);
-    if (slider) slider.setAttribute("aria-valuetext", text);
-  }
+  LabPage.applyView(root, view, controls);
 }
 
 // ---- errors ------------------------------------------------------------------
@@ -119,25 +67,8 @@ function clearErrors() {
 }
 
 // ---- controls <-> state ----------------------------------------------------
-function nearestStop(slider, value) {
-  let best = 0;
-  slider.stops.forEach((stop, i) => {
-    if (Math.abs(Math.log(stop) - Math.log(value)) < Math.abs(Math.log(slider.stops[best]) - Math.log(value))) best = i;
-  });
-  return best;
-}
-
 function syncControls(inputs) {
-  for (const slider of config.sliders) {
-    const index = nearestStop(slider, inputs[slider.name]);
-    document.getElementById(`slider-${slider.name}`).value = String(index);
-  }
-  for (const adv of config.advanced) {
-    const el = document.getElementById(`adv-${adv.name}`);
-    const value = inputs[adv.name];
-    if (adv.control === "select") el.value = String(value);
-    else if (adv.control === "switch") el.checked = Boolean(value);
-  }
+  LabPage.syncControls(config, inputs);
 }
 
 function labelFor(name, value) {
@@ -328,14 +259,11 @@ function onStatus(kind, detail) {
 
 // ---- scenario cards ----------------------------------------------------------
 function sameInputs(a, b) {
-  return Object.keys(config.defaults).every((k) => a[k] === b[k]);
+  return LabPage.sameInputs(config, a, b);
 }
 
 function markCard() {
-  root.querySelectorAll(".lab-card").forEach((button) => {
-    const card = config.cards.find((c) => c.id === button.dataset.scenario);
-    button.setAttribute("aria-pressed", String(Boolean(card && sameInputs(card.inputs, state.applied))));
-  });
+  LabPage.markCard(root, config, state.applied);
 }
 
 async function showPrecomputed(card) {
