@@ -9,7 +9,7 @@ precomputed page and the live lab draw the same picture from one function.
 from html import escape
 
 # The mesh's own SVG frame (content/templates/diagram.html scales it to the
-# mesh box; at the narrowest box, 300 px, a 14-unit caption is 14 px tall).
+# mesh box; a phone draws it about 230 px wide, where a 16-unit caption is 12 px tall).
 MESH_X, MESH_Y, MESH_W, MESH_H = 0.0, 0.0, 300.0, 262.0
 VIEWBOX = f"0 0 {MESH_W:.0f} {MESH_H:.0f}"
 MAX_COLUMNS = 3

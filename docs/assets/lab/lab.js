@@ -238,6 +238,9 @@ function showNotes(notes) {
       el.hidden = false;
       el.textContent = n.text;
     }
+    // The box keeps its value: show it even while the box has focus.
+    const box = document.getElementById(`typed-${n.field}`) || document.getElementById(`adv-${n.field}`);
+    if (box && state.lastView.values[n.field]) box.value = state.lastView.values[n.field];
   }
 }
 
