@@ -143,7 +143,7 @@ def test_diagram_counts_match_the_plan_with_catalog_plurals(browser, base_url, l
 DIAGRAM_TEXT = """() => {
     const board = document.querySelector('#lab-diagram .wb-board');
     const sizes = [];
-    board.querySelectorAll('.wb-part span, .wb-lane-title, .wb-axis').forEach((el) => {
+    board.querySelectorAll('.wb-part > div, .wb-lane-title, .wb-axis').forEach((el) => {
         if (el.textContent.trim()) sizes.push(parseFloat(getComputedStyle(el).fontSize));
     });
     board.querySelectorAll('svg.wb-mesh-svg').forEach((svg) => {

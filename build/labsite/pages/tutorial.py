@@ -152,7 +152,9 @@ def chapter_context(chapter, lang, catalog):
         chart = render_chart(chart_specs[section["chart"]], catalog, units) if section.get("chart") else ""
         sections.append({"id": section["id"], "heading": _inline(section["heading"][lang].format(**values)),
                          "body": body, "assumption": assumption, "chart": chart})
-    return {"sections": sections, "sources": chapter["sources"], "workload": data.workload}
+    # A source's locator may explain itself per language: where: {en: "§3.1 (…)", zh: "§3.1（…）"}.
+    sources = [dict(s, where=s["where"][lang] if isinstance(s["where"], dict) else s["where"]) for s in chapter["sources"]]
+    return {"sections": sections, "sources": sources, "workload": data.workload}
 
 
 @slot_renderer("tutorial:index")
