@@ -234,9 +234,9 @@ def test_a_link_while_booting_says_what_it_computes_and_accepts_175b(browser, ba
     assert "175B" in notice and "1,024" in notice
     assert page.get_attribute("#lab-app", "data-link-pending") == "true"
     assert page.input_value("#typed-params") == "175B"
-    page.unroute("**/pyodide.asm.wasm")
     for route in release:
         route.continue_()
+    page.unroute("**/pyodide.asm.wasm")
     wait_live(page)
     page.wait_for_function("!document.getElementById('lab-app').dataset.linkPending")
     assert page.input_value("#typed-params") == "175B" and page.input_value("#typed-gpus") == "1,024"
