@@ -297,14 +297,18 @@ def _stage(plan, catalog):
 
 
 def _thresholds(catalog):
+    """The threshold table (lab_core.planner.assumptions.METER_THRESHOLDS) in words:
+    each meter's levels, their labels and where they start."""
     parts = []
     for name in METER_NAMES:
         meter = METER_THRESHOLDS[name]
+        labels = {level: catalog["meter_levels"][label] for level, label in meter["labels"].items()}
         parts.append(catalog["lab"]["threshold_item"].format(
-            meter=catalog["meter_labels"][name],
+            meter=catalog["meter_labels"][name], ok_label=labels["ok"], warn_label=labels["warn"],
+            critical_label=labels["critical"],
             warn=format_quantity(meter["warn"], "percent", catalog["units"]),
             critical=format_quantity(meter["critical"], "percent", catalog["units"])))
-    return catalog["lab"]["thresholds"].format(items="; ".join(parts))
+    return catalog["lab"]["thresholds"].format(items=catalog["lab"]["threshold_separator"].join(parts))
 
 
 def render_result(result, report, catalog, kinds, changed=()):

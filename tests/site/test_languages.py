@@ -69,20 +69,18 @@ def pages(site, lang):
     return sorted(p for p in site.rglob("*.html") if chinese not in p.parents)
 
 
+def other_language_runs(site, lang, pattern):
+    """``pattern``'s matches in the visible text of every ``lang`` page, named by page."""
+    return [f"{path.relative_to(site)}: {m.group(0)}" for path in pages(site, lang)
+            for run in visible_runs(path, lang) for m in pattern.finditer(run)]
+
+
 def test_chinese_pages_have_no_english_prose(built_site):
-    found = []
-    for path in pages(built_site, "zh"):
-        for run in visible_runs(path, "zh"):
-            found += [f"{path.relative_to(built_site)}: {m.group(0)}" for m in ENGLISH_RUN.finditer(run)]
-    assert found == []
+    assert other_language_runs(built_site, "zh", ENGLISH_RUN) == []
 
 
 def test_english_pages_have_no_chinese_text(built_site):
-    found = []
-    for path in pages(built_site, "en"):
-        for run in visible_runs(path, "en"):
-            found += [f"{path.relative_to(built_site)}: {m.group(0)}" for m in CJK.finditer(run)]
-    assert found == []
+    assert other_language_runs(built_site, "en", CJK) == []
 
 
 @pytest.mark.parametrize("html, lang, english, chinese", [
