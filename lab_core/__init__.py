@@ -18,7 +18,9 @@ from .report import Report
 from .evaluate import evaluate
 from .api import compute
 from .planner import Plan, plan_json, recommend
+from .export import FORMATS, export
+from .presets import PRESETS, preset_inputs
 
 __all__ = ["LabInputError", "INPUT_SPECS", "SPEC_BY_NAME", "InputSpec", "GPU_PRESETS", "Workload",
            "Parallelism", "Report", "evaluate", "model_state_bytes_per_gpu", "compute",
-           "Plan", "plan_json", "recommend"]
+           "Plan", "plan_json", "recommend", "export", "FORMATS", "PRESETS", "preset_inputs"]

@@ -1,0 +1,91 @@
+"""A DeepSpeed JSON configuration for a plan.
+
+Keys and their meaning: the DeepSpeed files named in
+frameworks.FRAMEWORKS["deepspeed"]. DeepSpeed checks train_batch_size =
+train_micro_batch_size_per_gpu x gradient_accumulation_steps x data-parallel
+world size (deepspeed/runtime/config.py); ZeRO stages 0-3 are
+zero_optimization.stage, hybrid sharding of ZeRO-3 over fewer ranks is MiCS
+(mics_shard_size, arXiv:2205.00119). Pipeline stages and tensor parallelism
+are set in the training script (PipelineModule(num_stages=...), AutoTP's
+tensor_parallel.autotp_size); the file carries them where the config has a
+key. JSON has no comments: the header and notes go in a top-level "comment"
+list, which DeepSpeed ignores (it reads top-level keys by name; only its
+sections are strict models).
+"""
+import json
+
+from .notes import Notes, architecture_notes, header_lines
+
+
+def _zero(f, notes):
+    par = f.par
+    zero = {"stage": par.zero}
+    if par.zero >= 1 and par.dp > 1:
+        zero["overlap_comm"] = f.modern
+        zero["contiguous_gradients"] = True
+    if par.dp_shard and par.dp_shard < par.dp:
+        if par.zero == 3:
+            zero["mics_shard_size"] = par.dp_shard
+        else:
+            notes.add("deepspeed_partial_sharding", dp=par.dp, dp_shard=par.dp_shard, zero=par.zero)
+    return zero
+
+
+def _checkpointing(f, notes):
+    par = f.par
+    if par.recompute == "selective":
+        notes.add("deepspeed_selective")
+    if par.recompute != "full":
+        return None
+    return {"partition_activations": par.tp > 1, "contiguous_memory_optimization": False,
+            "cpu_checkpointing": False, "number_checkpoints": f.middle_layers}
+
+
+def _model_parallel(f, notes):
+    par, out = f.par, {}
+    if par.pp > 1:
+        out["pipeline"] = {"stages": par.pp, "activation_checkpoint_interval": 1 if par.recompute == "full" else 0}
+        notes.add("deepspeed_pipeline", pp=par.pp)
+        if par.interleave > 1:
+            notes.add("deepspeed_interleave", interleave=par.interleave)
+        if not f.even:
+            notes.add("deepspeed_uneven", first=f.first_layers, last=f.last_layers)
+    if par.tp > 1:
+        out["tensor_parallel"] = {"autotp_size": par.tp}
+        if par.sequence_parallel:
+            notes.add("deepspeed_sequence_parallel")
+    if par.cp > 1:
+        notes.add("deepspeed_context_parallel", cp=par.cp)
+    if par.ep > 1:
+        notes.add("deepspeed_expert_parallel", ep=par.ep)
+    return out
+
+
+def config(f, notes):
+    """The configuration as a dict (without the comment)."""
+    par = f.par
+    out = {
+        "train_batch_size": f.batch,
+        "train_micro_batch_size_per_gpu": par.micro_batch,
+        "gradient_accumulation_steps": f.per_replica // par.micro_batch,
+        "bf16": {"enabled": True},
+        "zero_optimization": _zero(f, notes),
+    }
+    checkpointing = _checkpointing(f, notes)
+    if checkpointing:
+        out["activation_checkpointing"] = checkpointing
+    out.update(_model_parallel(f, notes))
+    if f.workload.precision == "fp8":
+        notes.add("deepspeed_fp8")
+    notes.add("deepspeed_launch", nodes=f.nodes, gpus_per_node=f.gpus_per_node,
+              save_interval_steps=f.save_interval_steps, train_steps=f.train_steps)
+    architecture_notes(f, notes)
+    return out
+
+
+def render(f, texts, framework):
+    notes = Notes()
+    body = config(f, notes)
+    document = {"comment": header_lines(texts, framework, f, notes)}
+    document.update(body)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n", notes

@@ -1,0 +1,151 @@
+"""Megatron-LM / Megatron-Core command-line flags for a plan.
+
+Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
+(frameworks.FRAMEWORKS["megatron"]). The mapping:
+
+- ZeRO-1 is the distributed optimizer (optimizer state sharded over the
+  data-parallel ranks, main gradients kept whole, arXiv:1910.02054 Sec 5.1);
+  fewer shard ranks than dp is --num-distributed-optimizer-instances.
+- ZeRO-2 / ZeRO-3 are Megatron-FSDP's optim_grads / optim_grads_params
+  sharding strategies (--use-megatron-fsdp, which requires the fsdp_dtensor
+  checkpoint format); Megatron-FSDP has no flag for hybrid sharding here.
+- The modern stacks overlap the gradient reduce-scatter and the parameter
+  all-gather with compute (--overlap-grad-reduce, --overlap-param-gather);
+  the 2021 stack did neither.
+- Interleaving: --num-layers-per-virtual-pipeline-stage for even splits;
+  uneven splits need --num-virtual-stages-per-pipeline-rank (the file checks
+  that the two are not combined with first/last stage layers otherwise).
+- Full recompute replays every layer (--recompute-method uniform,
+  --recompute-num-layers 1); selective recompute is Megatron's own
+  (--recompute-granularity selective).
+"""
+from ..presets import PRESETS
+from .notes import Notes, architecture_notes, comment_block, header_lines
+
+
+def _parallel_flags(f, notes):
+    par, flags = f.par, []
+    flags += [("--tensor-model-parallel-size", par.tp), ("--pipeline-model-parallel-size", par.pp)]
+    if par.interleave > 1 and f.even:
+        flags.append(("--num-layers-per-virtual-pipeline-stage", f.shape.layers // (par.pp * par.interleave)))
+    elif par.interleave > 1:
+        flags.append(("--num-virtual-stages-per-pipeline-rank", par.interleave))
+    if not f.even:
+        flags += [("--decoder-first-pipeline-num-layers", f.first_layers),
+                  ("--decoder-last-pipeline-num-layers", f.last_layers)]
+    if par.cp > 1:
+        flags.append(("--context-parallel-size", par.cp))
+    if f.shape.experts is not None:
+        flags += [("--expert-model-parallel-size", par.ep), ("--expert-tensor-parallel-size", 1)]
+    if par.sequence_parallel:
+        flags.append(("--sequence-parallel", None))
+    if par.sequence_parallel and par.tp > 1 and f.modern and f.workload.tp_comm_overlap:
+        flags.append(("--tp-comm-overlap", None))
+    return flags
+
+
+def _data_parallel_flags(f, notes):
+    par, flags = f.par, []
+    if par.zero == 1:
+        flags.append(("--use-distributed-optimizer", None))
+        if par.dp_shard and par.dp_shard < par.dp:
+            flags.append(("--num-distributed-optimizer-instances", par.dp // par.dp_shard))
+    elif par.zero >= 2:
+        strategy = "optim_grads" if par.zero == 2 else "optim_grads_params"
+        flags += [("--use-megatron-fsdp", None), ("--data-parallel-sharding-strategy", strategy),
+                  ("--ckpt-format", "fsdp_dtensor")]
+        if par.dp_shard and par.dp_shard < par.dp:
+            notes.add("megatron_no_hsdp", dp=par.dp, dp_shard=par.dp_shard, zero=par.zero)
+    if par.dp > 1 and f.modern:
+        flags.append(("--overlap-grad-reduce", None))
+        if par.zero >= 1:
+            flags.append(("--overlap-param-gather", None))
+    elif par.dp > 1:
+        notes.add("legacy_stack_overlap")
+    return flags
+
+
+def _recompute_flags(par):
+    if par.recompute == "full":
+        return [("--recompute-granularity", "full"), ("--recompute-method", "uniform"), ("--recompute-num-layers", 1)]
+    if par.recompute == "selective":
+        return [("--recompute-granularity", "selective")]
+    return []
+
+
+def _model_flags(f, notes):
+    shape, arch = f.shape, f.architecture
+    flags = [("--num-layers", shape.layers), ("--hidden-size", shape.hidden), ("--ffn-hidden-size", f.ffn),
+             ("--num-attention-heads", shape.heads)]
+    if shape.kv_heads < shape.heads:
+        flags += [("--group-query-attention", None), ("--num-query-groups", shape.kv_heads)]
+    flags += [("--seq-length", f.workload.seq_len), ("--max-position-embeddings", f.workload.seq_len),
+              ("--vocab-size", shape.vocab)]
+    if arch and arch["gated_mlp"]:
+        flags.append(("--swiglu", None))
+    if arch and arch["rope"]:
+        flags.append(("--position-embedding-type", "rope"))
+    if arch and arch["rmsnorm"]:
+        flags.append(("--normalization", "RMSNorm"))
+    if arch and not arch["bias"]:
+        flags.append(("--disable-bias-linear", None))
+    if f.preset and PRESETS[f.preset]["untied_output"]:
+        flags.append(("--untie-embeddings-and-output-weights", None))
+    experts = shape.experts
+    if experts is not None:
+        flags += [("--num-experts", experts.count), ("--moe-router-topk", experts.per_token),
+                  ("--moe-ffn-hidden-size", f.expert_ffn), ("--moe-grouped-gemm", None),
+                  ("--moe-token-dispatcher-type", "alltoall")]
+        if experts.shared:
+            flags.append(("--moe-shared-expert-intermediate-size", experts.shared * f.expert_ffn))
+        if experts.dense_layers:
+            pattern = f"([0]*{experts.dense_layers}+[1]*{experts.moe_layers})"
+            flags.append(("--moe-layer-freq", pattern))
+    if not f.workload.dropout:
+        flags += [("--hidden-dropout", 0.0), ("--attention-dropout", 0.0)]
+    flags.append(("--attention-backend", "flash" if f.workload.flash_attention else "unfused"))
+    return flags
+
+
+def _training_flags(f):
+    par, flags = f.par, []
+    flags += [("--micro-batch-size", par.micro_batch), ("--global-batch-size", f.batch),
+              ("--train-iters", f.train_steps), ("--save-interval", f.save_interval_steps)]
+    flags.append(("--bf16", None))
+    if f.workload.precision == "fp8":
+        flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")]
+    return flags
+
+
+def megatron_flags(f, notes):
+    """[(flag, value or None)] in the order the file writes them."""
+    flags = _parallel_flags(f, notes) + _data_parallel_flags(f, notes) + _recompute_flags(f.par)
+    flags += _training_flags(f) + _model_flags(f, notes)
+    architecture_notes(f, notes)
+    notes.add("megatron_paths")
+    return flags
+
+
+def _needs_one_connection(f, flags):
+    """Megatron asserts CUDA_DEVICE_MAX_CONNECTIONS=1 for TP or CP before Blackwell, except with FSDP."""
+    names = {flag for flag, _ in flags}
+    return (f.par.tp > 1 or f.par.cp > 1) and "--use-megatron-fsdp" not in names
+
+
+def _value(value):
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    return f'"{text}"' if any(c in text for c in "()*+[] ") else text
+
+
+def render(f, texts, framework):
+    notes = Notes()
+    flags = megatron_flags(f, notes)
+    lines = [comment_block(header_lines(texts, framework, f, notes)), ""]
+    if _needs_one_connection(f, flags):
+        lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
+    lines.append(f"torchrun --nnodes {f.nodes} --nproc-per-node {f.gpus_per_node} pretrain_gpt.py \\")
+    body = [f"    {flag}" if value is None else f"    {flag} {_value(value)}" for flag, value in flags]
+    lines.append(" \\\n".join(body))
+    return "\n".join(lines) + "\n", notes

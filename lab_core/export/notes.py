@@ -1,0 +1,55 @@
+"""The prose of an export: its header and its notes, from the caller's catalog.
+
+An export says where its keys come from, what the plan is, and what the plan
+assumed that the file cannot express. The words are the catalog's (``export``
+in content/i18n/<lang>/export.yaml, passed in as ``texts``); this module only
+picks the entries by id and fills their numbers, so every language gets the
+same notes.
+"""
+
+
+class Notes:
+    """Notes in the order they were found: (id, numbers)."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, note_id, **numbers):
+        self.items.append((note_id, numbers))
+
+    def ids(self):
+        return [note_id for note_id, _ in self.items]
+
+
+def header_lines(texts, framework, facts, notes):
+    """The comment lines every export starts with, in the catalog's language;
+    ``framework`` None for the lab's own plan file."""
+    numbers = dict(facts.plan_numbers())
+    numbers["recompute"] = texts["recompute"][numbers["recompute"]]
+    source = texts["keys_from_lab"] if framework is None else texts["keys_from"].format(**framework.numbers())
+    lines = [texts["header"], source]
+    if facts.fits is False:
+        lines.append(texts["does_not_fit"].format(**numbers))
+    lines.append(texts["plan"].format(**numbers))
+    lines.append(texts["predicted"].format(**numbers))
+    if notes.items:
+        lines.append(texts["cannot_express"])
+        lines += [texts["bullet"].format(text=texts["notes"][note_id].format(**values))
+                  for note_id, values in notes.items]
+    return lines
+
+
+def comment_block(lines, marker="#"):
+    return "\n".join(f"{marker} {line}" if line else marker for line in lines)
+
+
+def architecture_notes(facts, notes):
+    """What every framework's file leaves out of the lab's model shape."""
+    workload, shape = facts.workload, facts.shape
+    if facts.preset is None:
+        notes.add("custom_shape", ffn=shape.ffn_hidden)
+    elif facts.preset in ("deepseek-v3", "qwen3-235b-a22b"):
+        notes.add("attention_" + facts.preset.split("-")[0])
+    if not workload.flash_attention:
+        notes.add("no_flash_attention")
+    notes.add("state_bytes", state_bytes=workload.state_bytes_per_param)

@@ -1,0 +1,116 @@
+"""A torchtitan TOML job file for a plan.
+
+Keys and their meaning: torchtitan/config/job_config.py at v0.2.2
+(frameworks.FRAMEWORKS["torchtitan"]); batch and pipeline arithmetic from
+torchtitan/train.py and torchtitan/distributed/pipeline_parallel.py of the
+same release. The mapping:
+
+- data parallelism is FSDP2 over data_parallel_shard_degree ranks,
+  replicated data_parallel_replicate_degree times (HSDP when both > 1,
+  arXiv:2304.11277 Sec 3.2.1). ZeRO-3 reshards the weights after the forward
+  pass; ZeRO-2 keeps them ("never"). ZeRO-0 is plain replication (DDP).
+  ZeRO-1 (only the optimizer state sharded) has no torchtitan form: it is
+  written as ZeRO-2, which shards the gradients as well, with a note.
+- tensor parallelism always runs with sequence parallelism and loss
+  parallelism; async TP needs torch.compile.
+- pipeline: local_batch_size is a replica's share of the batch and
+  pipeline_parallel_microbatch_size the micro-batch, so a replica runs
+  local / micro micro-batches per step. Without a pipeline, local_batch_size
+  is the micro-batch and global_batch_size gives the gradient accumulation.
+  The stage split: layers_per_stage with the first and last stage short of
+  "less_layers" layers (num_virtual_stages = (layers + first_less + last_less)
+  / layers_per_stage = pp x interleave).
+"""
+from ..presets import PRESETS
+from . import toml
+from .notes import Notes, architecture_notes, comment_block, header_lines
+
+
+def _pipeline(f, notes):
+    par = f.par
+    if par.pp == 1:
+        return []
+    middle, v = f.middle_layers, par.interleave
+    first_less, last_less = middle - f.first_layers, middle - f.last_layers
+    per_chunk = middle // v
+    if first_less < 0 or last_less < 0 or (first_less + last_less + f.shape.layers) % per_chunk:
+        notes.add("torchtitan_stage_split", first=f.first_layers, middle=middle, last=f.last_layers)
+        first_less = last_less = 0
+    return [("pipeline_parallel_degree", par.pp),
+            ("pipeline_parallel_schedule", "Interleaved1F1B" if v > 1 else "1F1B"),
+            ("pipeline_parallel_layers_per_stage", per_chunk),
+            ("pipeline_parallel_first_stage_less_layers", first_less),
+            ("pipeline_parallel_last_stage_less_layers", last_less),
+            ("pipeline_parallel_microbatch_size", par.micro_batch)]
+
+
+def _data_parallel(f, notes):
+    par = f.par
+    if par.zero == 0 or par.dp == 1:
+        return [("data_parallel_replicate_degree", par.dp), ("data_parallel_shard_degree", 1)]
+    shard = par.dp_shard or par.dp
+    if par.zero == 1:
+        notes.add("torchtitan_zero1")
+    return [("data_parallel_replicate_degree", par.dp // shard), ("data_parallel_shard_degree", shard),
+            ("fsdp_reshard_after_forward", "always" if par.zero == 3 else "never")]
+
+
+def _parallelism(f, notes):
+    par = f.par
+    pairs = _data_parallel(f, notes) + [("tensor_parallel_degree", par.tp)]
+    if par.tp > 1 and not par.sequence_parallel:
+        notes.add("torchtitan_sequence_parallel")
+    async_tp = par.tp > 1 and f.workload.tp_comm_overlap and f.modern
+    if par.tp > 1:
+        pairs.append(("enable_async_tensor_parallel", async_tp))
+    pairs += _pipeline(f, notes)
+    pairs.append(("context_parallel_degree", par.cp))
+    if f.shape.experts is not None:
+        pairs += [("expert_parallel_degree", par.ep), ("expert_tensor_parallel_degree", 1)]
+    return pairs, async_tp
+
+
+def _model(f, notes):
+    pairs = []
+    if f.preset and PRESETS[f.preset]["torchtitan"]:
+        name, flavor = PRESETS[f.preset]["torchtitan"]
+        pairs += [("name", name), ("flavor", flavor)]
+    else:
+        notes.add("torchtitan_flavor", layers=f.shape.layers, hidden=f.shape.hidden, heads=f.shape.heads)
+    if f.workload.precision == "fp8":
+        converters = ["quantize.linear.float8"]
+        if f.shape.experts is not None:
+            converters.append("quantize.grouped_mm.float8")
+        pairs.append(("converters", converters))
+    return pairs
+
+
+def _training(f):
+    par = f.par
+    local = f.per_replica if par.pp > 1 else par.micro_batch
+    return [("local_batch_size", local), ("global_batch_size", f.batch), ("seq_len", f.workload.seq_len),
+            ("steps", f.train_steps), ("mixed_precision_param", "bfloat16")]
+
+
+def job_sections(f, notes):
+    """[(table, [(key, value)])] in the order the file writes them."""
+    parallelism, async_tp = _parallelism(f, notes)
+    mode = f.par.recompute
+    checkpointing = [("mode", mode)] + ([("selective_ac_option", "op")] if mode == "selective" else [])
+    sections = [("model", _model(f, notes)), ("training", _training(f)), ("parallelism", parallelism),
+                ("activation_checkpoint", checkpointing),
+                ("checkpoint", [("enable", True), ("interval", f.save_interval_steps)])]
+    if async_tp:
+        sections.append(("compile", [("enable", True), ("components", ["model", "loss"])]))
+    if f.workload.dropout:
+        notes.add("torchtitan_dropout")
+    if not f.modern:
+        notes.add("legacy_stack_overlap")
+    architecture_notes(f, notes)
+    return [(name, pairs) for name, pairs in sections if pairs]
+
+
+def render(f, texts, framework):
+    notes = Notes()
+    sections = job_sections(f, notes)
+    return comment_block(header_lines(texts, framework, f, notes)) + "\n\n" + toml.tables(sections), notes

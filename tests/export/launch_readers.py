@@ -1,0 +1,99 @@
+"""Readers of the launch exports, written independently of lab_core.export:
+each turns a file back into the layout it describes, as the framework would
+read it (tests/export/test_export.py compares that layout with the plan's)."""
+import json
+import shlex
+import tomllib
+from pathlib import Path
+
+EXPORT_LISTS = Path(__file__).resolve().parents[2] / "content" / "export"
+
+
+def key_list(name):
+    """(header lines, set of keys) of a checked-in key list."""
+    lines = (EXPORT_LISTS / name).read_text(encoding="utf-8").splitlines()
+    header = [line[2:] for line in lines if line.startswith("# ")]
+    return header, {line for line in lines if line and not line.startswith("#")}
+
+
+def megatron_flags(text):
+    """{flag: value or True} after pretrain_gpt.py, and the torchrun (nodes, GPUs per node)."""
+    command = " ".join(line.rstrip("\\") for line in text.splitlines() if not line.startswith(("#", "export ")))
+    words = shlex.split(command)
+    start = words.index("pretrain_gpt.py")
+    launcher = dict(zip(words[1:start:2], words[2:start:2]))
+    flags, i = {}, start + 1
+    while i < len(words):
+        flag = words[i]
+        assert flag.startswith("--"), flag
+        if i + 1 < len(words) and not words[i + 1].startswith("--"):
+            flags[flag] = words[i + 1]
+            i += 2
+        else:
+            flags[flag] = True
+            i += 1
+    return flags, int(launcher["--nnodes"]), int(launcher["--nproc-per-node"])
+
+
+def megatron_layout(text, layers):
+    flags, nodes, per_node = megatron_flags(text)
+    tp, pp = int(flags["--tensor-model-parallel-size"]), int(flags["--pipeline-model-parallel-size"])
+    cp = int(flags.get("--context-parallel-size", 1))
+    dp = nodes * per_node // (tp * pp * cp)
+    if "--num-layers-per-virtual-pipeline-stage" in flags:
+        v = layers // (pp * int(flags["--num-layers-per-virtual-pipeline-stage"]))
+    else:
+        v = int(flags.get("--num-virtual-stages-per-pipeline-rank", 1))
+    strategy = flags.get("--data-parallel-sharding-strategy")
+    zero = {"optim_grads": 2, "optim_grads_params": 3}.get(strategy, 1 if "--use-distributed-optimizer" in flags else 0)
+    shard = dp // int(flags.get("--num-distributed-optimizer-instances", 1))
+    first = int(flags.get("--decoder-first-pipeline-num-layers", layers // pp))
+    last = int(flags.get("--decoder-last-pipeline-num-layers", layers // pp))
+    return {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": int(flags.get("--expert-model-parallel-size", 1)),
+            "zero": zero, "recompute": flags.get("--recompute-granularity", "none"),
+            "sequence_parallel": "--sequence-parallel" in flags, "micro_batch": int(flags["--micro-batch-size"]),
+            "interleave": v, "shard": shard, "first": first, "last": last,
+            "batch": int(flags["--global-batch-size"])}
+
+
+def toml_keys(document, prefix=""):
+    keys = set()
+    for key, value in document.items():
+        if isinstance(value, dict):
+            keys |= toml_keys(value, f"{prefix}{key}.")
+        else:
+            keys.add(prefix + key)
+    return keys
+
+
+def torchtitan_layout(text, layers):
+    job = tomllib.loads(text)
+    par, training = job["parallelism"], job["training"]
+    tp, pp = par["tensor_parallel_degree"], par.get("pipeline_parallel_degree", 1)
+    replicate, shard = par["data_parallel_replicate_degree"], par["data_parallel_shard_degree"]
+    zero = 0 if shard == 1 else {"never": 2, "always": 3}[par["fsdp_reshard_after_forward"]]
+    if pp > 1:
+        per_chunk = par["pipeline_parallel_layers_per_stage"]
+        first_less, last_less = par["pipeline_parallel_first_stage_less_layers"], par["pipeline_parallel_last_stage_less_layers"]
+        stages = (layers + first_less + last_less) // per_chunk
+        v, middle = stages // pp, per_chunk * (stages // pp)
+        first, last, micro = middle - first_less, middle - last_less, par["pipeline_parallel_microbatch_size"]
+        micro_batches = training["local_batch_size"] // micro
+    else:
+        v, first, last, micro = 1, layers, layers, training["local_batch_size"]
+        micro_batches = training["global_batch_size"] // (micro * replicate * shard)
+    return {"tp": tp, "pp": pp, "dp": replicate * shard, "cp": par["context_parallel_degree"],
+            "ep": par.get("expert_parallel_degree", 1), "zero": zero, "recompute": job["activation_checkpoint"]["mode"],
+            "sequence_parallel": tp > 1, "micro_batch": micro, "interleave": v, "shard": shard if zero else replicate,
+            "first": first, "last": last, "batch": training["global_batch_size"], "micro_batches": micro_batches}, job
+
+
+def deepspeed_layout(text):
+    config = json.loads(text)
+    zero = config["zero_optimization"]
+    dp = config["train_batch_size"] // (config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"])
+    return {"pp": config.get("pipeline", {}).get("stages", 1), "tp": config.get("tensor_parallel", {}).get("autotp_size", 1),
+            "dp": dp, "zero": zero["stage"], "micro_batch": config["train_micro_batch_size_per_gpu"],
+            "micro_batches": config["gradient_accumulation_steps"], "batch": config["train_batch_size"],
+            "recompute": "full" if "activation_checkpointing" in config else "none",
+            "shard": zero.get("mics_shard_size", dp)}, config

@@ -1,0 +1,194 @@
+"""lab_core.export: the launch configurations parse, use only keys taken from
+the cited framework sources, and read back to the plan they came from; what a
+framework cannot express is a note, in both languages, never a wrong key."""
+import json
+import re
+import tomllib
+
+import pytest
+
+from labsite.catalog import LANGUAGES, load_catalogs
+from lab_core import Parallelism, Workload, evaluate, export, preset_inputs, recommend
+from lab_core.errors import LabInputError
+from lab_core.export import FORMATS
+from lab_core.export.frameworks import FRAMEWORKS
+from lab_core.export.toml import tables, value
+from lab_core.parallelism import check_layout
+from launch_readers import deepspeed_layout, key_list, megatron_flags, megatron_layout, toml_keys, torchtitan_layout
+
+CATALOGS = load_catalogs()
+TEXTS = {lang: CATALOGS[lang]["export"] for lang in LANGUAGES}
+
+
+def _preset(name, **inputs):
+    return Workload(**{**preset_inputs(name), **inputs})
+
+
+# (id, workload, parallelism or None for the planner's plan)
+CASES = [
+    ("llama3-70b-planned", _preset("llama3-70b", gpus=512, gpu="h100_80gb", global_batch_tokens=4 * 1024 * 1024), None),
+    ("gpt3-planned", _preset("gpt3-175b", gpus=1024, global_batch_tokens=1536 * 2048), None),
+    ("gpt3-legacy", _preset("gpt3-175b", gpus=1536, global_batch_tokens=1536 * 2048, stack="megatron_lm_2021",
+                            flash_attention=False),
+     Parallelism(tp=8, pp=12, dp=16, recompute="full", micro_batch=1)),
+    ("llama3-8b-zero3-selective", _preset("llama3-8b", gpus=8, gpu="h100_80gb", global_batch_tokens=128 * 8192),
+     Parallelism(tp=1, pp=1, dp=8, zero=3, recompute="selective", micro_batch=2)),
+    ("llama3-8b-hsdp", _preset("llama3-8b", gpus=128, gpu="h100_80gb", global_batch_tokens=256 * 8192, precision="fp8"),
+     Parallelism(tp=1, pp=1, dp=128, zero=3, dp_shard=8, micro_batch=2)),
+    ("zero1-instances", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
+     Parallelism(tp=8, pp=4, dp=8, zero=1, dp_shard=4, sequence_parallel=True, micro_batch=1, interleave=5)),
+    ("llama3-405b-128k-cp", _preset("llama3-405b-128k", gpus=16384, gpu="h100_80gb", global_batch_tokens=16 * 1024 * 1024),
+     Parallelism(tp=8, cp=16, pp=16, dp=8, zero=1, sequence_parallel=True, micro_batch=1, recompute="full",
+                 first_stage_layers=7, last_stage_layers=7)),
+    ("deepseek-v3-ep", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8"),
+     Parallelism(tp=2, pp=8, dp=64, ep=64, zero=1, sequence_parallel=True, micro_batch=1, interleave=4,
+                 first_stage_layers=5, last_stage_layers=8)),
+    ("custom-single-gpu", Workload(params=125e6, gpus=1), Parallelism()),
+    ("custom-tp-no-sp", Workload(params=13e9, gpus=64, global_batch_tokens=512 * 2048),
+     Parallelism(tp=8, pp=1, dp=8, zero=0, micro_batch=2)),
+]
+IDS = [case[0] for case in CASES]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=IDS)
+def case(request):
+    _, workload, par = request.param
+    plan = recommend(workload) if par is None else evaluate(workload, par)
+    par = plan.parallelism
+    check_layout(Workload(**dict(workload.to_dict(), gpus=par.model_parallel * par.dp)), par)
+    return workload, plan, par
+
+
+def _stages(workload, par):
+    w = Workload(**dict(workload.to_dict(), gpus=par.model_parallel * par.dp))
+    layout = check_layout(w, par)
+    return layout.first_layers, layout.last_layers, layout.micro_batches
+
+
+def test_key_lists_name_the_framework_versions_the_exports_cite():
+    for framework in FRAMEWORKS.values():
+        header, keys = key_list(framework.key_list)
+        text = " ".join(header)
+        assert framework.commit in text and framework.version.split()[0] in text, framework.id
+        for path in framework.files:
+            assert path in text, (framework.id, path)
+        assert len(keys) > 20
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_megatron_flags_are_megatrons_and_read_back_to_the_plan(case, lang):
+    workload, plan, par = case
+    text = export(plan, workload, "megatron", TEXTS[lang]).text
+    flags, _, _ = megatron_flags(text)
+    _, known = key_list(FRAMEWORKS["megatron"].key_list)
+    assert set(flags) <= known, set(flags) - known
+    got = megatron_layout(text, workload.shape.layers)
+    first, last, _ = _stages(workload, par)
+    assert got == {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep,
+                   "zero": par.zero, "recompute": par.recompute, "sequence_parallel": par.sequence_parallel,
+                   "micro_batch": par.micro_batch, "interleave": par.interleave,
+                   "shard": par.shard_ranks if par.zero == 1 else par.dp, "first": first, "last": last,
+                   "batch": workload.batch_sequences}
+    assert flags["--seq-length"] == str(workload.seq_len) and flags["--num-layers"] == str(workload.shape.layers)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, lang):
+    workload, plan, par = case
+    exported = export(plan, workload, "torchtitan", TEXTS[lang])
+    got, job = torchtitan_layout(exported.text, workload.shape.layers)
+    _, known = key_list(FRAMEWORKS["torchtitan"].key_list)
+    assert toml_keys(job) <= known, toml_keys(job) - known
+    first, last, micro_batches = _stages(workload, par)
+    zero = 2 if par.zero == 1 else par.zero  # torchtitan has no ZeRO-1: a note says so
+    assert ("torchtitan_zero1" in exported.notes) == (par.zero == 1 and par.dp > 1)
+    want = {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep, "zero": zero if par.dp > 1 else 0,
+            "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": par.micro_batch,
+            "interleave": par.interleave, "shard": par.shard_ranks if zero and par.dp > 1 else par.dp,
+            "first": first if par.pp > 1 else workload.shape.layers,
+            "last": last if par.pp > 1 else workload.shape.layers,
+            "batch": workload.batch_sequences, "micro_batches": micro_batches}
+    assert got == want
+    assert ("torchtitan_sequence_parallel" in exported.notes) == (par.tp > 1 and not par.sequence_parallel)
+    assert job["training"]["seq_len"] == workload.seq_len
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, lang):
+    workload, plan, par = case
+    exported = export(plan, workload, "deepspeed", TEXTS[lang])
+    got, config = deepspeed_layout(exported.text)
+    _, known = key_list(FRAMEWORKS["deepspeed"].key_list)
+    # "comment" is the one key of ours: DeepSpeed reads top-level keys by name and ignores the rest.
+    assert toml_keys({k: v for k, v in config.items() if k != "comment"}) <= known
+    _, _, micro_batches = _stages(workload, par)
+    expressible_shard = par.shard_ranks if par.zero == 3 else par.dp
+    assert got == {"pp": par.pp, "tp": par.tp, "dp": par.dp, "zero": par.zero, "micro_batch": par.micro_batch,
+                   "micro_batches": micro_batches, "batch": workload.batch_sequences,
+                   "recompute": "full" if par.recompute == "full" else "none",
+                   "shard": expressible_shard}
+    assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective")
+    assert ("deepspeed_context_parallel" in exported.notes) == (par.cp > 1)
+
+
+def test_the_plans_own_json_reads_back_to_the_workload_and_layout(case):
+    workload, plan, par = case
+    document = json.loads(export(plan, workload, "json", TEXTS["en"]).text)
+    assert Parallelism(**document["parallelism"]) == par
+    loaded = Workload(**document["workload"])
+    assert loaded.shape.params == workload.shape.params and loaded.seq_len == workload.seq_len
+    assert document["predicted"]["step_s"] == pytest.approx(plan.report.step_s if hasattr(plan, "report") else plan.step_s)
+
+
+def test_choices_a_framework_cannot_express_are_notes_not_flags():
+    workload = _preset("llama3-8b", gpus=128, gpu="h100_80gb", global_batch_tokens=256 * 8192)
+    zero2_hybrid = Parallelism(dp=128, zero=2, dp_shard=16, micro_batch=2)
+    megatron = export(zero2_hybrid, workload, "megatron", TEXTS["en"])
+    assert "megatron_no_hsdp" in megatron.notes and "--num-distributed-optimizer-instances" not in megatron.text
+    deepspeed = export(zero2_hybrid, workload, "deepspeed", TEXTS["en"])
+    assert "deepspeed_partial_sharding" in deepspeed.notes and "mics_shard_size" not in deepspeed.text
+    custom = export(Parallelism(tp=8, pp=1, dp=16), Workload(params=13e9, gpus=128, global_batch_tokens=512 * 2048),
+                    "torchtitan", TEXTS["en"])
+    assert "torchtitan_flavor" in custom.notes and "flavor" not in tomllib.loads(custom.text).get("model", {})
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_comments_are_in_the_readers_language_and_name_every_note(fmt):
+    workload, plan, _ = CASES[6][1], None, CASES[6][2]
+    plan = evaluate(workload, CASES[6][2])
+    texts = {}
+    for lang in LANGUAGES:
+        exported = export(plan, workload, fmt, TEXTS[lang])
+        texts[lang] = exported.text
+        for note in exported.notes:
+            expected = TEXTS[lang]["notes"][note].split("{")[0].strip()
+            assert expected in exported.text, (lang, note)
+    assert re.search(r"[\u4e00-\u9fff]", texts["zh"]) and not re.search(r"[\u4e00-\u9fff]", texts["en"])
+
+
+def test_a_plan_that_does_not_fit_says_so_at_the_top():
+    workload = Workload(params=2e12, gpus=8)
+    plan = recommend(workload)
+    assert not plan.fits
+    text = export(plan, workload, "megatron", TEXTS["en"]).text
+    assert text.splitlines()[2].startswith("# " + TEXTS["en"]["does_not_fit"].split("{")[0].strip())
+
+
+def test_bad_format_and_plan_are_input_errors():
+    workload = Workload(params=1.3e9, gpus=8)
+    with pytest.raises(LabInputError) as err:
+        export(Parallelism(dp=8), workload, "nemo", TEXTS["en"])
+    assert err.value.field == "format" and "megatron" in err.value.allowed
+    with pytest.raises(LabInputError) as err:
+        export({"tp": 1}, workload, "json", TEXTS["en"])
+    assert err.value.field == "plan"
+
+
+def test_toml_writer_round_trips_through_tomllib():
+    awkward = 'quote " backslash \\ tab \t newline \n 中文 \x01'
+    text = tables([("a", [("s", awkward), ("n", 3), ("f", 0.5), ("t", True), ("l", ["x", "y"])]),
+                   ("b.c", [("k", -1)])], comments={"a": ["a comment"]})
+    assert tomllib.loads(text) == {"a": {"s": awkward, "n": 3, "f": 0.5, "t": True, "l": ["x", "y"]},
+                                   "b": {"c": {"k": -1}}}
+    with pytest.raises(ValueError):
+        value(float("nan"))
