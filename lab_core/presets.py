@@ -23,19 +23,17 @@ source of every number, the published parameter count it must reproduce
 Display names and notes are in the catalogs (``presets`` in content/i18n).
 """
 from .errors import LabInputError
+from .inputs import SPEC_BY_NAME
 
 # Model-shape inputs a preset sets; a preset leaves the rest of the workload alone.
 SHAPE_INPUTS = ("params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
                 "experts_per_token", "expert_ffn_hidden", "shared_experts", "dense_layers")
 
-_DENSE = {"experts": 0, "experts_per_token": 2, "expert_ffn_hidden": None, "shared_experts": 0, "dense_layers": 0}
-
-
 def _llama3(params, layers, hidden, heads, ffn, seq_len=8192):
     # arXiv:2407.21783 Table 3: layers, model dimension, FFN dimension, heads, 8 key/value heads;
     # the vocabulary of 128,256 tokens is the released tokenizer's (Sec 3.1.1 calls it 128K).
     return dict(params=params, layers=layers, hidden=hidden, heads=heads, kv_heads=8, ffn_hidden=ffn * 3 // 2,
-                vocab=128256, seq_len=seq_len, dropout=False, **_DENSE)
+                vocab=128256, seq_len=seq_len, dropout=False)
 
 
 # Llama 3, Mixtral, DeepSeek-V3, Qwen3: SwiGLU, rotary positions, RMSNorm, no linear biases
@@ -49,8 +47,7 @@ PRESETS = {
         # arXiv:2005.14165 Table 2.1: 96 layers, d_model 12,288, 96 heads of 128, context 2,048;
         # MLP 4 d_model (Sec 2.1, as GPT-2). Vocabulary: lab_core's default 51,200, the GPT-2
         # tokenizer's 50,257 padded as Megatron-LM trained it (arXiv:2104.04473).
-        "inputs": dict(params=175e9, layers=96, hidden=12288, heads=96, kv_heads=None, ffn_hidden=None, vocab=None,
-                       seq_len=2048, **_DENSE),
+        "inputs": dict(params=175e9, layers=96, hidden=12288, heads=96, seq_len=2048),
         "published_params": 175e9,
         "untied_output": False,
         "architecture": {"gated_mlp": False, "rope": False, "rmsnorm": False, "bias": True},
@@ -95,8 +92,7 @@ PRESETS = {
         # arXiv:2401.04088 Table 1: dim 4,096, 32 layers, 32 heads of 128, 8 key/value heads,
         # SwiGLU hidden 14,336, vocabulary 32,000, 8 experts, top-2, context 32,768.
         "inputs": dict(params=46.7e9, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504, vocab=32000,
-                       experts=8, experts_per_token=2, expert_ffn_hidden=None, shared_experts=0, dense_layers=0,
-                       seq_len=32768, dropout=False),
+                       experts=8, experts_per_token=2, seq_len=32768, dropout=False),
         "published_params": 46.7e9,
         "untied_output": True,
         "architecture": MODERN,
@@ -121,8 +117,7 @@ PRESETS = {
         # no shared expert; hidden 4,096, expert size 1,536 and vocabulary 151,936 from the released
         # config. Its query width (64 heads x 128 = 8,192) is modelled as the hidden size (shape.py).
         "inputs": dict(params=235e9, layers=94, hidden=4096, heads=64, kv_heads=4, ffn_hidden=12288, vocab=151936,
-                       experts=128, experts_per_token=8, expert_ffn_hidden=2304, shared_experts=0, dense_layers=0,
-                       seq_len=4096, dropout=False),
+                       experts=128, experts_per_token=8, expert_ffn_hidden=2304, seq_len=4096, dropout=False),
         "published_params": 235e9,
         "untied_output": True,
         "architecture": MODERN,
@@ -134,19 +129,36 @@ PRESETS = {
 PRESET_IDS = tuple(PRESETS)
 
 
-def preset_inputs(preset_id):
-    """The workload inputs of a preset (a new dict); LabInputError for an unknown id."""
+def _default(name):
+    spec = SPEC_BY_NAME[name]
+    return None if spec.derive_if_zero else spec.default
+
+
+def preset_values(preset_id):
+    """Only the inputs the preset gives (a new dict): what a scenario file naming
+    it starts from. LabInputError for an unknown id."""
     if preset_id not in PRESETS:
         raise LabInputError("preset", preset_id, ", ".join(PRESET_IDS), "unknown_choice")
     return dict(PRESETS[preset_id]["inputs"])
 
 
+def preset_inputs(preset_id):
+    """Every model-shape input (SHAPE_INPUTS) at its default, then the preset's
+    inputs: choosing a preset replaces the whole shape, e.g. a dense model's
+    preset drops the experts of a mixture-of-experts one."""
+    values = preset_values(preset_id)
+    return dict({name: _default(name) for name in SHAPE_INPUTS}, **values)
+
+
 def matching_preset(inputs):
-    """The id of the preset whose inputs all equal ``inputs``' (missing = None), or None."""
-    for preset_id, preset in PRESETS.items():
-        if all(inputs.get(name) == value for name, value in preset["inputs"].items()):
-            return preset_id
-    return None
+    """The id of the preset whose model shape (SHAPE_INPUTS of preset_inputs)
+    ``inputs`` has, or None; of presets with one shape (Llama 3 405B at 8K and
+    128K), the one whose other inputs (the sequence length) match too, else the first."""
+    found = [preset_id for preset_id in PRESET_IDS
+             if all(inputs.get(name) == preset_inputs(preset_id)[name] for name in SHAPE_INPUTS)]
+    exact = [preset_id for preset_id in found
+             if all(inputs.get(name) == value for name, value in preset_values(preset_id).items())]
+    return (exact or found or [None])[0]
 
 
 def preset_for_shape(shape):
@@ -156,12 +168,12 @@ def preset_for_shape(shape):
         inputs = preset["inputs"]
         if (inputs["layers"], inputs["hidden"], inputs["heads"]) != (shape.layers, shape.hidden, shape.heads):
             continue
-        if inputs["vocab"] not in (None, shape.vocab) or inputs["kv_heads"] not in (None, shape.kv_heads):
+        if inputs.get("vocab") not in (None, shape.vocab) or inputs.get("kv_heads") not in (None, shape.kv_heads):
             continue
-        if inputs["ffn_hidden"] not in (None, shape.ffn_hidden):
+        if inputs.get("ffn_hidden") not in (None, shape.ffn_hidden):
             continue
         experts = shape.experts
-        if (experts.count if experts else 0) == inputs["experts"]:
+        if (experts.count if experts else 0) == inputs.get("experts", 0):
             return preset_id
     return None
 

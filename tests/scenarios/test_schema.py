@@ -94,3 +94,8 @@ def test_every_number_the_lab_reads_passes_the_schema(text):
                      "workload: {params: x}\n")
     data["workload"]["params"] = text
     assert schema_problems(data, SCENARIOS / SCENARIO_SCHEMA_FILE) == []
+
+
+def test_model_names_a_lab_core_preset():
+    from lab_core.presets import PRESET_IDS
+    assert PROPERTIES["model"]["enum"] == list(PRESET_IDS)

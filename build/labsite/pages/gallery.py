@@ -16,6 +16,7 @@ renders (title, summary, workload facts, layout, prediction, published vs
 predicted, lab link) in the page's language.
 """
 from lab_core import GPU_PRESETS, evaluate, plan_json
+from lab_core.presets import PRESETS
 from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
 
@@ -204,6 +205,16 @@ def render_inputs(ctx):
         rows.append([{"code": spec.name}, {"text": t["inputs"][spec.name]}, {"text": allowed}, {"text": default}])
     return ctx.env.get_template("scenario_table.html").render(
         head=[t["head"]["input"], t["head"]["meaning"], t["head"]["allowed"], t["head"]["default"]], rows=rows)
+
+
+@slot_renderer("scenario_presets")
+def render_presets(ctx):
+    t = ctx.catalog["contributing"]
+    names = ctx.catalog["presets"]["names"]
+    rows = [[{"code": preset_id}, {"text": names[preset_id]},
+             {"text": f'{preset["source"]["id"]}, {preset["source"]["where"]}'}] for preset_id, preset in PRESETS.items()]
+    return ctx.env.get_template("scenario_table.html").render(
+        head=[t["head"]["preset"], t["head"]["model_name"], t["head"]["shape_source"]], rows=rows)
 
 
 @slot_renderer("scenario_metrics")

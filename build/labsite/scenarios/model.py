@@ -8,8 +8,9 @@ from lab_core import Parallelism, Workload
 class Scenario:
     """One scenario file, validated.
 
-    ``workload`` holds only the inputs the file gives, already numbers (never
-    strings); ``Workload(**workload)`` fills the documented defaults.
+    ``workload`` holds only the inputs the file gives, over those of its model
+    preset (``model``, lab_core.presets) when it names one, already numbers
+    (never strings); ``Workload(**workload)`` fills the documented defaults.
     ``parallelism`` is the full pinned layout (``Parallelism.to_dict()``) or
     None. Texts are ``{"en": ..., "zh": ...}`` plain text (escape on render).
     """
@@ -21,6 +22,7 @@ class Scenario:
     narrative: dict
     workload: dict
     parallelism: dict = None
+    model: str = None
     source: dict = None
     published: tuple = ()
     notes: dict = None
@@ -43,6 +45,7 @@ class Scenario:
             "title": dict(self.title),
             "summary": dict(self.summary),
             "narrative": dict(self.narrative),
+            "model": self.model,
             "workload": dict(self.workload),
             "parallelism": None if self.parallelism is None else dict(self.parallelism),
             "source": None if self.source is None else dict(self.source),

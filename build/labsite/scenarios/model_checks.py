@@ -10,6 +10,7 @@ the parsed values, or None after reporting.
 """
 from lab_core import LabInputError, Parallelism, Workload, evaluate
 from lab_core.inputs import SPEC_BY_NAME
+from lab_core.presets import preset_values
 from lab_view import parse_quantity
 
 from .metrics import METRICS
@@ -40,11 +41,12 @@ def _number(raw):
     return parse_quantity(raw) if isinstance(raw, str) else raw
 
 
-def workload(data, add, skip=()):
-    """The workload's inputs as numbers (never strings), judged by lab_core;
-    inputs in ``skip`` (the schema rejected them) are left out, and then the
-    cross-field rules are not judged."""
-    parsed, ok = {}, not skip
+def workload(data, add, skip=(), model=None):
+    """The workload's inputs as numbers (never strings), judged by lab_core,
+    over the inputs of the model preset ``model`` (lab_core.presets) when the
+    file names one; inputs in ``skip`` (the schema rejected them) are left
+    out, and then the cross-field rules are not judged."""
+    parsed, ok = (preset_values(model) if model else {}), not skip
     for key, raw in data.items():
         if key in skip:
             continue

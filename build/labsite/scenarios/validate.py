@@ -103,9 +103,10 @@ def check_scenario_file(path):
                   f"the file name without .yaml: {stem}")
     # The model judges what the schema accepted: each input, each figure.
     workload = layout = figures = None
+    model = data["model"] if "model" in data and "model" not in bad else None
     if isinstance(data.get("workload"), YMap):
         skip = {key for key in data["workload"] if f"workload.{key}" in bad}
-        workload = model_checks.workload(data["workload"], check.add, skip)
+        workload = model_checks.workload(data["workload"], check.add, skip, model)
     if "parallelism" in data and not _under(bad, "workload") and not _under(bad, "parallelism"):
         layout = model_checks.parallelism(data["parallelism"], workload, check.add)
     if isinstance(data.get("published"), YList):
@@ -117,7 +118,7 @@ def check_scenario_file(path):
         return None, check.problems
     scenario = Scenario(
         id=data["id"], path=check.name, title=dict(data["title"]), summary=dict(data["summary"]),
-        narrative=dict(data["narrative"]), workload=workload, parallelism=layout,
+        narrative=dict(data["narrative"]), workload=workload, parallelism=layout, model=model,
         source=dict(data["source"]) if "source" in data else None, published=figures or (),
         notes=dict(data["notes"]) if "notes" in data else None, tags=tuple(data.get("tags", ())),
     )
