@@ -87,6 +87,27 @@ def _bytes(value):
     return "bytes_kb", value / 1e3
 
 
+def _binary_bytes(value):
+    """Like _bytes, in powers of 1024 (KiB, MiB, GiB, TiB: IEC 80000-13)."""
+    for kind, scale in (("tib", 1099511627776.0), ("gib", 1073741824.0), ("mib", 1048576.0)):
+        if abs(value) >= scale:
+            return kind, value / scale
+    return "kib", value / 1024.0
+
+
+#: How memory is written: decimal gigabytes (the default) or binary gibibytes.
+BYTE_UNITS = ("gb", "gib")
+
+
+def byte_units(units, choice):
+    """``units`` for the reader's choice of memory unit (BYTE_UNITS): "gib" marks
+    them so that amounts of kind ``bytes`` are written in KiB/MiB/GiB/TiB.
+    Rates (bytes/s) stay decimal, as storage and networks quote them."""
+    if choice not in BYTE_UNITS:
+        raise QuantityError(choice)
+    return dict(units, binary_bytes=True) if choice == "gib" else units
+
+
 def format_tokens(value):
     """Token counts the way engineers write them: binary multiples as ``8K``,
     ``4M``, ``128K`` (8,192 / 4,194,304 / 131,072); other counts below a
@@ -119,7 +140,7 @@ def format_quantity(value, kind, units):
     """Format ``value`` of a ``kind``; ``units`` maps unit kinds to patterns with ``{n}``.
 
     Kinds: ``count`` (1,024), ``params``/``tokens`` (1.3B), ``bytes`` (auto GB/TB;
-    decimal units, 1 GB = 1e9 bytes), ``bytes_gb``, ``duration`` (seconds in,
+    decimal units, 1 GB = 1e9 bytes, or GiB/TiB with byte_units(units, "gib")), ``bytes_gb``, ``duration`` (seconds in,
     auto unit out), ``days``/``hours``/``minutes``/``seconds``, ``percent``
     (a ratio in, ``%`` out), ``flops`` (FLOP/s in, TFLOP/s out), ``gbps``,
     ``per_day``, ``plain``.
@@ -131,7 +152,7 @@ def format_quantity(value, kind, units):
     if kind == "tokens":
         return units[kind].format(n=format_tokens(value))
     if kind == "bytes":
-        kind, value = _bytes(value)
+        kind, value = _binary_bytes(value) if units.get("binary_bytes") else _bytes(value)
         return units[kind].format(n=_significant(value, 3))
     if kind == "bytes_gb":
         return units[kind].format(n=_significant(value / 1e9, 3))

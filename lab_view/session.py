@@ -4,13 +4,29 @@ The browser worker creates one Session with the page's catalog and calls
 ``handle`` for every change; the build calls the same code for the first
 paint and the scenario cards. JSON strings cross the JS/Python boundary so no
 proxy objects leak and CPython and Pyodide see identical data.
+
+Requests (``handle``): ``{"kind": "evaluate", "inputs", "typed", "lenient",
+"pins", "units", "compare"}`` is a reader's move: the plan of the inputs
+within the pins, with, when ``compare`` holds a pinned state A
+(``{"inputs", "pins"}``), A and this plan side by side. ``{"kind": "extras",
+"state": {"inputs", "pins"}, "units", "curves": bool, "export": format or
+null}`` asks, after the answer is on screen, for what open panels show: the
+plan's curves and its launch configuration.
 """
 import json
 
+from lab_core.curves import curves
+from lab_core.export import export
 from lab_core.inputs import SPEC_BY_NAME
+from lab_core.parallelism import Parallelism
 from lab_core.planner.api import plan_json
+from lab_core.workload import Workload
 
-from .quantities import QuantityError, format_quantity
+from .compare import compare_html, compare_rows, compare_summary
+from .curves import render_curves
+from .pins import encode, pins_view, read_pins
+from .presets import preset_view
+from .quantities import QuantityError, byte_units, format_quantity
 from .typed import parse_typed
 from .view import render_error, render_result
 
@@ -30,6 +46,26 @@ class Session:
         self.catalog = config["catalog"]
         self.kinds = config["kinds"]
         self.previous = None
+        # plan_json results by state (inputs and pins): the compare baseline A
+        # and the latest answer, which the extras request asks about next.
+        self.plans = {}
+
+    def _plan_of(self, inputs, pins):
+        """plan_json of a state, remembered for the compare baseline and the extras."""
+        key = json.dumps([inputs, pins], sort_keys=True)
+        result = self.plans.get(key)
+        if result is None:
+            result = plan_json(inputs, pins) if pins else plan_json(inputs)
+            if len(self.plans) > 8:
+                self.plans.clear()
+            self.plans[key] = result
+        return result
+
+    def words(self, units="gb"):
+        """The catalog with memory written in the reader's unit (quantities.BYTE_UNITS)."""
+        if units == "gb":
+            return self.catalog
+        return dict(self.catalog, units=byte_units(self.catalog["units"], units))
 
     def _error(self, name, value, reason):
         return render_error({"field": name, "value": value, "reason": reason}, self.catalog, self.kinds)
@@ -76,45 +112,99 @@ class Session:
                 return None, notes, error
         return merged, notes, None
 
-    def _plan(self, inputs, merged, typed, notes, lenient):
-        """plan_json of ``merged``; when ``lenient``, each input the model
-        rejects is reported and put back to its value in ``inputs``."""
-        for _ in range(len(typed or {}) + 1):
-            result = plan_json(merged)
+    def _plan(self, inputs, merged, typed, notes, lenient, pins=None):
+        """plan_json of ``merged`` within ``pins``; when ``lenient``, each input
+        the model rejects is reported and put back to its value in ``inputs``."""
+        pins = pins if pins is not None else {}
+        for _ in range(len(typed or {}) + len(pins) + 1):
+            result = self._plan_of(merged, pins)
             if result["ok"]:
                 return result, None
             error = render_error(result["error"], self.catalog, self.kinds)
             name = result["error"]["field"]
+            if lenient and name in pins:  # a shared link's pin the workload cannot run: say so, plan without it
+                notes.append(error)
+                del pins[name]
+                continue
             if not lenient or name not in (typed or {}) or merged.get(name) == inputs.get(name):
                 return None, error
             notes.append(error)
             merged[name] = inputs.get(name)
         return None, error
 
-    def evaluate(self, inputs, typed=None, lenient=False):
-        """Return ``{"ok", "inputs", "view", "notes"}`` or ``{"ok": False, "inputs", "error"}``.
+    def evaluate(self, inputs, typed=None, lenient=False, pins=None, units="gb", compare=None):
+        """Return ``{"ok", "inputs", "pins", "view", "notes", "compare"}`` or
+        ``{"ok": False, "inputs", "error"}``.
 
+        ``pins``: {field: text} of pinned plan choices (pins.PIN_FIELDS);
+        ``units``: how memory is written ("gb" or "gib"); ``compare``: a
+        pinned state A, ``{"inputs", "pins"}``, to show beside this plan.
         ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped."""
+        pins = read_pins(pins)
         merged, notes, error = self._parse_typed(inputs, typed, lenient)
         if error is None:
-            result, error = self._plan(inputs, merged, typed, notes, lenient)
+            result, error = self._plan(inputs, merged, typed, notes, lenient, pins)
         if error is not None:
             return {"ok": False, "inputs": inputs, "error": error}
+        words = self.words(units)
         plan = result["plan"]
         report = plan["report"]
         decisions = _decision_keys(plan)
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
         self.previous = decisions
-        view = render_result(result, report, self.catalog, self.kinds, changed)
-        return {"ok": True, "inputs": merged, "view": view, "notes": notes}
+        view = render_result(result, report, words, self.kinds, changed)
+        view["pins"] = pins_view(pins, result, words)
+        view["preset"] = preset_view(merged, result["shape"], words)
+        out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
+               "notes": notes, "compare": None}
+        if compare is not None:
+            out["compare"] = self._compare(compare, result, words)
+        return out
+
+    def _compare(self, state, current, words):
+        """The compare panel: the pinned state A beside the current plan B."""
+        baseline = self._plan_of(state.get("inputs") or {}, read_pins(state.get("pins")))
+        texts = words["compare"]
+        if not baseline["ok"]:
+            return {"ok": False, "summary": texts["a_invalid"].format(
+                error=render_error(baseline["error"], words, self.kinds)["text"]), "html": ""}
+        a = {"plan": baseline["plan"], "report": baseline["plan"]["report"]}
+        b = {"plan": current["plan"], "report": current["plan"]["report"]}
+        rows = compare_rows(a, b, words)
+        return {"ok": True, "rows": rows, "summary": compare_summary(rows, words),
+                "html": compare_html(rows, words, (texts["columns"]["a"], texts["columns"]["b"]))}
+
+    def extras(self, state, units="gb", want_curves=False, export_format=None):
+        """What open panels show for the plan of ``state`` ({"inputs", "pins"}): its
+        curves (rendered) and its launch configuration in ``export_format``."""
+        result = self._plan_of(state.get("inputs") or {}, read_pins(state.get("pins")))
+        if not result["ok"]:
+            return {"kind": "extras", "ok": False, "error": render_error(result["error"], self.catalog, self.kinds)}
+        plan = result["plan"]
+        workload = Workload.from_dict(dict(result["workload"], gpus=plan["gpus"]["used"]))
+        par = Parallelism.from_dict(plan["parallelism"])
+        words = self.words(units)
+        out = {"kind": "extras", "ok": True, "curves": None, "export": None}
+        if want_curves:
+            out["curves"] = render_curves(curves(workload, par), plan["gpus"]["used"], words)
+        if export_format:
+            out["export"] = export(par, workload, export_format, words["export"]).to_dict()
+        return out
 
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
         result (the page keeps its last good state) instead of killing the worker."""
         request = json.loads(request_json)
+        kind = request.get("kind", "evaluate")
         try:
-            result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")))
+            if kind == "extras":
+                result = self.extras(request.get("state") or {}, request.get("units", "gb"),
+                                     bool(request.get("curves")), request.get("export"))
+            else:
+                result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")),
+                                       request.get("pins"), request.get("units", "gb"), request.get("compare"))
         except Exception as err:  # noqa: BLE001 - reported to the reader, never swallowed silently
             result = {"ok": False, "inputs": request.get("inputs", {}),
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}
+        result["kind"] = kind
         return json.dumps(result, sort_keys=True)

@@ -50,7 +50,7 @@ def render_error(error, catalog, kinds):
     """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
     name = error["field"]
-    label = catalog["input_labels"].get(name, name)
+    label = catalog["input_labels"].get(name) or catalog.get("pin_labels", {}).get(name, name)
     spec = SPEC_BY_NAME.get(name)
     low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
     examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])

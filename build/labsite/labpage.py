@@ -9,6 +9,10 @@ from lab_core.planner import STAGES
 from lab_core.planner.meters import METERS
 from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
 from lab_view.view import FIGURE_KEYS, PLAN_KEYS
+from lab_core.export import FORMATS
+from lab_core.presets import PRESET_IDS, SHAPE_INPUTS, preset_inputs
+from lab_view.pins import PIN_FIELDS
+from lab_view.quantities import BYTE_UNITS
 
 from . import offline, snapshot
 from .paths import CONTENT
@@ -16,7 +20,8 @@ from .sliders import nearest_stop, slider_config
 
 #: Catalog sections the page's script and the worker need at run time.
 RUNTIME_CATALOG_KEYS = ("units", "range", "unit_words", "examples", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
-                        "lab", "stages", "decisions", "diagram", "choices")
+                        "lab", "stages", "decisions", "diagram", "choices", "presets", "export", "pin_labels", "pins",
+                        "compare", "curves", "tools", "export_panel")
 
 
 def load_lab_layout():
@@ -76,7 +81,10 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
     config = session_config(layout, catalog, catalog_extras)
     inputs = default_inputs()
     cards = card_builder({"session": config, "defaults": inputs}) if card_builder else []
-    initial = Session(config).evaluate(inputs)
+    session = Session(config)
+    initial = session.evaluate(inputs)
+    # The panels the page opens later, precomputed too: curves and the first export format.
+    extras = session.extras({"inputs": inputs, "pins": {}}, want_curves=True, export_format=FORMATS[0])
     sliders = []
     for slider in layout["sliders"]:
         entry = slider_config(slider, catalog)
@@ -97,6 +105,11 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "cards": cards,
         "rules_href": rules_href,
         "initial": initial,
+        "extras": extras,
+        "presets": [{"id": preset_id, "name": catalog["presets"]["names"][preset_id]} for preset_id in PRESET_IDS],
+        "pin_fields": PIN_FIELDS,
+        "export_formats": FORMATS,
+        "byte_units": BYTE_UNITS,
         "runtime": {
             "lang": lang,
             "root": root,
@@ -113,5 +126,13 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
             "defaults": inputs,
             "cards": [{"id": c["id"], "inputs": c["inputs"], "view": c["view"]} for c in cards],
             "initial": initial,
+            # The lab's tools (docs/assets/lab/lab-tools.js): each preset's inputs, the
+            # shape inputs "custom" puts back to derived, the pinnable fields, the export
+            # formats and memory units, in the order the page offers them.
+            "presets": {preset_id: preset_inputs(preset_id) for preset_id in PRESET_IDS},
+            "shapeInputs": list(SHAPE_INPUTS),
+            "pinFields": list(PIN_FIELDS),
+            "exportFormats": list(FORMATS),
+            "byteUnits": list(BYTE_UNITS),
         },
     }

@@ -3,6 +3,7 @@
 // from the worker's view (lab_view in Pyodide), which the build also used for
 // the first paint. The URL carries the workload (shareable, back/forward).
 import { createLabRuntime } from "./runtime.js";
+import { createLabTools } from "./lab-tools.js";
 
 const root = document.getElementById("lab-app");
 root.dataset.script = "running"; // lab-static.js reports a blocked module by its absence
@@ -89,6 +90,7 @@ function urlFor(inputs) {
   for (const [name, value] of Object.entries(inputs)) {
     if (value !== config.defaults[name]) params.set(name, value === null ? "" : String(value));
   }
+  tools.writeUrl(params);
   for (const [name, value] of state.extras) params.append(name, value);
   const query = params.toString();
   return `${location.pathname}${query ? `?${query}` : ""}`;
@@ -160,8 +162,13 @@ function stateFromUrl() {
   const inputs = { ...config.defaults };
   const texts = {};
   const extras = [];
+  const toolParams = [];
   let plain = true;
   for (const [name, text] of new URLSearchParams(location.search)) {
+    if (tools.readsParam(name)) {
+      toolParams.push([name, text]);
+      continue;
+    }
     if (!(name in config.specs)) {
       extras.push([name, text]);
       continue;
@@ -171,7 +178,9 @@ function stateFromUrl() {
     if (parsed) inputs[name] = parsed.value;
     else plain = false;
   }
-  return { inputs, texts, extras, plain, empty: Object.keys(texts).length === 0 };
+  tools.readUrl(toolParams, parseValue);
+  const empty = Object.keys(texts).length === 0 && toolParams.length === 0;
+  return { inputs, texts, extras, plain: plain && toolParams.length === 0, empty };
 }
 
 // "Model parameters 175B, GPUs 1,024": the link's state in the reader's words,
@@ -195,11 +204,15 @@ function request(historyMode) {
   if (historyMode === "push" || !pendingHistory) pendingHistory = historyMode;
   const lenient = state.lenient;
   state.lenient = false;
-  latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient });
+  latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient, ...tools.payload() });
   root.dataset.requestedSeq = String(latestSeq);
 }
 
 function onResult(seq, result) {
+  if (result.kind === "extras") {
+    tools.onExtras(seq, result);
+    return;
+  }
   if (seq < latestSeq) {
     // A newer request is on its way: show this answer, but keep what the
     // reader has changed since (inputs, controls, history) untouched.
@@ -213,11 +226,13 @@ function onResult(seq, result) {
     clearErrors();
     applyView(result.view);
     syncControls(result.inputs);
+    tools.applied(result);
     if (pendingHistory) recordHistory(pendingHistory);
     markCard();
     showNotes(result.notes || []);
   } else {
     state.inputs = { ...state.applied };
+    tools.rejected();
     if (result.error.field) showError(result.error.field, result.error.text);
     else notice(result.error.text);
   }
@@ -253,6 +268,7 @@ function onStatus(kind, detail) {
     root.dataset.bootMs = String(Math.round(detail.bootMs));
     if (detail.bootKind) root.dataset.bootKind = detail.bootKind;
     setStatus("live", catalog.lab.status_live);
+    tools.setLive();
     // Give the worker's session the current state as its baseline, so the
     // next move can say which decisions changed.
     if (!latestSeq) request(null);
@@ -290,6 +306,7 @@ function wireCards() {
       const card = config.cards.find((c) => c.id === button.dataset.scenario);
       state.inputs = { ...card.inputs };
       state.typed = {};
+      tools.clearPins(); // a card is the planner's own answer for its workload
       syncControls(state.inputs);
       if (state.live) request("push");
       else {
@@ -403,6 +420,16 @@ function startFromUrl() {
   // The answer rewrites the link to what was applied (bad values dropped, other parameters kept).
   request("replace");
 }
+
+const tools = createLabTools({
+  root, config, catalog, state,
+  send: (payload) => runtime.request(payload),
+  change: (mode) => request(mode),
+  currentUrl: () => {
+    flushHistory();
+    return location.href;
+  },
+});
 
 runtime = createLabRuntime({
   root: config.root,
