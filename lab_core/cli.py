@@ -1,7 +1,9 @@
 """Command line: python -m lab_core evaluate --params 175e9 --gpus 1024 ... [--json].
 
 Same numbers as lab_core.evaluate(); bad flags or values print the input
-error on stderr and exit with status 2 (no traceback).
+error on stderr and exit with status 2 (no traceback). ``plan`` and
+``compare`` (the recommended plan, its launch configuration, two plans side
+by side) are in cli_plan.py.
 """
 import argparse
 import json
@@ -43,6 +45,9 @@ def build_parser():
     parser = _Parser(prog="python -m lab_core", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     ev = sub.add_parser("evaluate", help="evaluate one workload and parallelism")
+    # Dispatched before this parser runs (cli_plan.py); listed for --help.
+    sub.add_parser("plan")
+    sub.add_parser("compare")
     ev.error = parser.error
     for spec in INPUT_SPECS:
         flag = "--" + spec.name.replace("_", "-")
@@ -71,8 +76,11 @@ def _table(report):
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("plan", "compare"):
+        from .cli_plan import main as plan_main
+        return plan_main(argv[0], argv[1:])
     try:
-        argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser()
         parser.argv = argv
         args = parser.parse_args(argv)

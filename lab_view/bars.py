@@ -36,24 +36,36 @@ def _legend(items):
     return f'<ul class="bar-legend">{entries}</ul>'
 
 
+def memory_parts(memory, texts, units):
+    """(summary, [(part, name, amount)]) of ``memory`` (Report.to_dict()["memory"]) in words."""
+    summary = texts["memory_summary"].format(total=format_quantity(memory["total_bytes"], "bytes", units),
+                                             device=format_quantity(memory["device_bytes"], "bytes", units))
+    return summary, [(part, texts["memory_parts"][part], format_quantity(memory[key], "bytes", units))
+                     for part, key in MEMORY_PARTS]
+
+
+def time_parts(time, texts, units):
+    """(summary, [(part, name, amount)]) of ``time`` (Report.to_dict()["time"]), parts that take time."""
+    summary = texts["time_summary"].format(step=format_quantity(time["step_s"], "duration", units))
+    return summary, [(part, texts["time_parts"][part], format_quantity(value, "duration", units))
+                     for part, value in _time_segments(time) if value > 0.0]
+
+
+def _time_segments(time):
+    return [(part, sum(time[key] for key in keys)) for part, keys in TIME_PARTS]
+
+
 def memory_bar(memory, texts, units):
     """``memory``: Report.to_dict()["memory"]; ``texts``: catalog ``lab.bars``."""
     segments = [(part, memory[key]) for part, key in MEMORY_PARTS]
     total, device = memory["total_bytes"], memory["device_bytes"]
-    summary = texts["memory_summary"].format(total=format_quantity(total, "bytes", units),
-                                             device=format_quantity(device, "bytes", units))
+    summary, legend = memory_parts(memory, texts, units)
     svg = _stacked(segments, max(total, device), summary, limit=device)
-    legend = _legend([(part, texts["memory_parts"][part], format_quantity(value, "bytes", units))
-                      for part, value in segments])
-    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{legend}'
+    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{_legend(legend)}'
 
 
 def time_bar(time, texts, units):
     """``time``: Report.to_dict()["time"]."""
-    segments = [(part, sum(time[key] for key in keys)) for part, keys in TIME_PARTS]
-    step = time["step_s"]
-    summary = texts["time_summary"].format(step=format_quantity(step, "duration", units))
-    svg = _stacked(segments, step, summary)
-    legend = _legend([(part, texts["time_parts"][part], format_quantity(value, "duration", units))
-                      for part, value in segments if value > 0.0])
-    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{legend}'
+    summary, legend = time_parts(time, texts, units)
+    svg = _stacked(_time_segments(time), time["step_s"], summary)
+    return f'{svg}<p class="bar-summary">{escape(summary)}</p>{_legend(legend)}'

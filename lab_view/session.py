@@ -61,6 +61,10 @@ class Session:
             self.plans[key] = result
         return result
 
+    def plan_result(self, inputs, pins=None):
+        """plan_json of a state the session has answered (remembered), e.g. for the command line's text."""
+        return self._plan_of(inputs, read_pins(pins))
+
     def words(self, units="gb"):
         """The catalog with memory written in the reader's unit (quantities.BYTE_UNITS)."""
         if units == "gb":

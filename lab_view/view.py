@@ -50,14 +50,16 @@ def render_error(error, catalog, kinds):
     """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
     name = error["field"]
-    label = catalog["input_labels"].get(name) or catalog.get("pin_labels", {}).get(name, name)
+    label = catalog["input_labels"].get(name) or catalog.get("field_labels", {}).get(name, name)
     spec = SPEC_BY_NAME.get(name)
     low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
     examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
+    # An input's range in the reader's words; for other fields (a pin, a preset) what the model allows.
+    allowed = allowed_range(name, catalog, kinds) if spec is not None else error.get("allowed", "")
     return {
         "field": name,
-        "text": template.format(field=label, value=error["value"], allowed=allowed_range(name, catalog, kinds),
-                                low=low, high=high, examples=examples),
+        "text": template.format(field=label, value=error["value"], allowed=allowed, low=low, high=high,
+                                examples=examples),
     }
 
 
@@ -194,34 +196,49 @@ def _gpus_text(n, catalog):
     return counted(catalog["lab"]["gpus_count"], n, n=format_quantity(n, "count", catalog["units"]))
 
 
-def _decisions(plan, catalog, changed):
-    cards = []
+def decision_items(plan, catalog):
+    """Each decision in words: ``{"id", "title", "choice", "why"}`` (the page's cards, the command line's list)."""
+    items = []
     for decision in plan["decisions"]:
         texts = catalog["decisions"][decision["id"]]
         numbers = format_numbers(decision["numbers"], catalog)
-        choice = texts["options"][decision["option"]].format(**numbers)
-        why = texts["reasons"][decision["reason"]].format(**numbers)
-        is_changed = decision["id"] in changed
+        items.append({"id": decision["id"], "title": texts["title"],
+                      "choice": texts["options"][decision["option"]].format(**numbers),
+                      "why": texts["reasons"][decision["reason"]].format(**numbers)})
+    return items
+
+
+def _decisions(plan, catalog, changed):
+    cards = []
+    for item in decision_items(plan, catalog):
+        is_changed = item["id"] in changed
         mark = f'<span class="decision-changed">{escape(catalog["lab"]["changed"])}</span>' if is_changed else ""
         cards.append(
-            f'<article class="decision{" changed" if is_changed else ""}" data-decision="{escape(decision["id"])}">'
-            f'<h4>{escape(texts["title"])} {mark}</h4><p class="decision-choice">{escape(choice)}</p>'
-            f'<p class="decision-why">{escape(why)}</p></article>'
+            f'<article class="decision{" changed" if is_changed else ""}" data-decision="{escape(item["id"])}">'
+            f'<h4>{escape(item["title"])} {mark}</h4><p class="decision-choice">{escape(item["choice"])}</p>'
+            f'<p class="decision-why">{escape(item["why"])}</p></article>'
         )
     return "".join(cards)
 
 
-def _alternatives(plan, catalog):
+def alternative_items(plan, catalog):
+    """Each other shape's best plan in words: ``{"label", "layout", "why"}``."""
     texts = catalog["lab"]["alternatives"]
-    rows = []
+    items = []
     for alt in plan["alternatives"]:
         par = alt["parallelism"]
         layout = texts["layout"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}", zero=par["zero"],
                                         recompute=catalog["lab"]["terms"][par["recompute"]])
         numbers = format_numbers({k: v for k, v in alt.items() if not isinstance(v, dict)}, catalog)
-        why = texts["reasons"][alt["reason"]].format(**numbers)
-        rows.append(f'<tr><th scope="row">{escape(layout_label(alt["layout"], catalog["lab"]["layouts"]))}</th>'
-                    f'<td>{escape(layout)}</td><td>{escape(why)}</td></tr>')
+        items.append({"label": layout_label(alt["layout"], catalog["lab"]["layouts"]), "layout": layout,
+                      "why": texts["reasons"][alt["reason"]].format(**numbers)})
+    return items
+
+
+def _alternatives(plan, catalog):
+    texts = catalog["lab"]["alternatives"]
+    rows = [f'<tr><th scope="row">{escape(item["label"])}</th><td>{escape(item["layout"])}</td>'
+            f'<td>{escape(item["why"])}</td></tr>' for item in alternative_items(plan, catalog)]
     if not rows:
         return f'<p class="lab-note">{escape(texts["none"])}</p>'
     head = "".join(f"<th scope=\"col\">{escape(h)}</th>" for h in texts["columns"])

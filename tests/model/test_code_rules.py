@@ -1,5 +1,8 @@
 """Rules the model's code keeps: standard library only, no I/O outside the
-command line, and functions short enough to read in one screen."""
+command line, and functions short enough to read in one screen. The command
+line is a front end, like the page: it may also use the view layer (lab_view,
+standard library too) and the catalogs' loader (labsite.catalog, labsite.labpage)
+for the reader's words; the model's modules may not."""
 import ast
 import sys
 from pathlib import Path
@@ -8,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted((ROOT / "lab_core").rglob("*.py"))
-COMMAND_LINE = {"cli.py", "__main__.py"}
+COMMAND_LINE = {"cli.py", "cli_plan.py", "__main__.py"}
+FRONT_END_IMPORTS = {"lab_view", "labsite"}
 MAX_FUNCTION_LINES = 80
 
 
@@ -26,7 +30,8 @@ def test_imports_only_the_standard_library(path):
             names = [node.module]
         else:
             continue
-        outside += [n for n in names if n.split(".")[0] not in sys.stdlib_module_names and n.split(".")[0] != "lab_core"]
+        allowed = {"lab_core"} | (FRONT_END_IMPORTS if path.name in COMMAND_LINE else set())
+        outside += [n for n in names if n.split(".")[0] not in sys.stdlib_module_names and n.split(".")[0] not in allowed]
     assert outside == []
 
 
