@@ -54,11 +54,12 @@ def test_scenario_files_take_their_shapes_from_the_presets():
     (``model``) instead of repeating the shape; their workload is the preset's
     inputs with the file's own on top."""
     from labsite.scenarios import load_scenario
-    for scenario_id, preset_id in (("gpt3-175b-ptdp", "gpt3-175b"), ("llama3-405b", "llama3-405b")):
+    for scenario_id, preset_id in (("gpt3-175b-ptdp", "gpt3-175b"), ("llama3-405b", "llama3-405b"),
+                                   ("llama3-405b-128k", "llama3-405b-128k"), ("deepseek-v3", "deepseek-v3"),
+                                   ("qwen3-235b-moe", "qwen3-235b-a22b")):
         scenario = load_scenario(scenario_id)
         text = open(scenario.path, encoding="utf-8").read()
         assert scenario.model == preset_id
         assert "hidden:" not in text and "heads:" not in text
         assert scenario.workload["hidden"] == PRESETS[preset_id]["inputs"]["hidden"]
-    # The Llama 3 file keeps its documented approximation (128 layers for 16 equal stages).
-    assert load_scenario("llama3-405b").workload["layers"] == 128
+    assert load_scenario("llama3-405b").workload["layers"] == 126
