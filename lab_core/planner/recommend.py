@@ -14,14 +14,14 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, plan_memory, state_bytes
+from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .meters import meters
-from .nofit import floor_bytes, largest_fitting, smallest_fitting
+from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
 from .search import search
-from .space import Space
+from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
 
@@ -42,10 +42,8 @@ def _gpus_to_use(workload, space, usable):
     GPUs a fitting layout uses; else the most any layout uses."""
     n = workload.gpus
     wctx = context_for(workload)
-    if space.layouts(n):
-        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(wctx, t, p, d) <= usable]
-        if exact:
-            return n
+    if any(floor_memory(wctx, grid) <= usable for grid in space.layouts(n)):
+        return n
     fitting = largest_fitting(wctx, space, usable, n)
     return fitting if fitting is not None else space.largest_usable(n)
 
@@ -133,18 +131,19 @@ def _alternatives(result, chosen, chosen_shape):
 
 def _unfit_stages(wctx, space, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
-    "no_layout" when no tp x pp x dp layout of these GPUs has that shape
+    "no_layout" when no grid of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
     least = {}
-    for t, p, d in space.layouts(gpus):
-        if t * p * d == 1:
+    for grid in space.layouts(gpus):
+        zmax = 3 if grid.shards else 0
+        if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
-        elif t == 1 and p == 1:
-            shapes = (("data_parallel", 0, "full"), ("zero_sharded", 3, "full"))
+        elif grid.tp * grid.cp * grid.pp * grid.ep == 1:
+            shapes = (("data_parallel", 0, "full"), ("zero_sharded", zmax, "full"))
         else:
-            shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
+            shapes = (("tensor_pipeline", zmax, "selective"), ("full_3d", zmax, "full"))
         for stage, z, mode in shapes:
-            need = plan_memory(wctx, t, p, d, z, mode, 1, 1)
+            need = plan_memory(wctx, grid, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
@@ -167,7 +166,7 @@ def recommend(workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
-    space = Space(workload)
+    space = space_for(workload)
     used = _gpus_to_use(workload, space, usable)
     w = _with_gpus(workload, used)
     result = search(w)
@@ -193,7 +192,7 @@ def recommend(workload):
             "overflow_bytes": r.memory_bytes - usable,
             "overflow_ratio": r.memory_bytes / usable,
             "min_gpus": None if found is None else found[0],
-            "min_gpus_layout": None if found is None else {"tp": found[1], "pp": found[2], "dp": found[3]},
+            "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
             "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
             "gpus_searched": MAX_GPUS_SEARCHED,
         }
@@ -207,9 +206,9 @@ def recommend(workload):
     ctx = _Context()
     ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
-    ctx.state = state_bytes(wctx, par.tp, par.pp, par.dp, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, par.tp, par.pp, par.dp, "none",
-                                                         par.micro_batch, par.interleave)
+    grid = Grid.of(par)
+    ctx.state = state_bytes(wctx, grid, par.zero)
+    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
@@ -222,7 +221,7 @@ def recommend(workload):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _unfit_stages(wctx, Space(w), used, usable, result.stage_best)
+    plan.unfit_stages = _unfit_stages(wctx, space_for(w), used, usable, result.stage_best)
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,
