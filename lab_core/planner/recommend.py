@@ -20,7 +20,8 @@ from .diagram import diagram
 from .meters import meters
 from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
-from .search import search
+from .pins import parse_pins
+from .search import Choices, search
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
@@ -37,15 +38,22 @@ def _with_gpus(workload, gpus):
     return workload if gpus == workload.gpus else dataclasses.replace(workload, gpus=gpus)
 
 
-def _gpus_to_use(workload, space, usable):
-    """The reader's GPU count if a layout uses it and one fits; else the most
-    GPUs a fitting layout uses; else the most any layout uses."""
+def _gpus_to_use(workload, space, usable, pins, floor):
+    """The reader's GPU count if a grid uses it and one fits; else the most
+    GPUs a fitting grid uses; else the most any grid uses (with pins: grids
+    that carry them)."""
     n = workload.gpus
     wctx = context_for(workload)
-    if any(floor_memory(wctx, grid) <= usable for grid in space.layouts(n)):
-        return n
-    fitting = largest_fitting(wctx, space, usable, n)
-    return fitting if fitting is not None else space.largest_usable(n)
+    if pins is None:
+        if any(floor(wctx, grid) <= usable for grid in space.layouts(n)):
+            return n
+        fitting = largest_fitting(wctx, space, usable, n)
+        return fitting if fitting is not None else space.largest_usable(n)
+    counts = pins.gpu_counts(space, n)
+    for count in counts:
+        if any(floor(wctx, grid) <= usable for grid in pins.grids(space, count)):
+            return count
+    return next(count for count in counts if pins.grids(space, count))
 
 
 def _checkpoint(report, gpus):
@@ -129,12 +137,12 @@ def _alternatives(result, chosen, chosen_shape):
     return out
 
 
-def _unfit_stages(wctx, space, gpus, usable, seen):
+def _unfit_stages(wctx, grids, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
     "no_layout" when no grid of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
     least = {}
-    for grid in space.layouts(gpus):
+    for grid in grids:
         zmax = 3 if grid.shards else 0
         if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
@@ -160,16 +168,27 @@ def _unfit_stages(wctx, space, gpus, usable, seen):
     return out
 
 
-def recommend(workload):
-    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan")."""
+def recommend(workload, pins=None):
+    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
+
+    pins: None, or a dict of Parallelism fields the plan must have (pins.py:
+    tp, pp, dp, cp, ep, zero, recompute, micro_batch, interleave,
+    sequence_parallel, first_stage_layers, last_stage_layers); the search
+    keeps only plans that match every pin. An invalid pin raises
+    LabInputError naming the field, the value and the nearest valid values.
+    When nothing with the pins fits, the plan says so and its closest plan
+    has the pins.
+    """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
-    used = _gpus_to_use(workload, space, usable)
+    pinned = parse_pins(workload, pins, space)
+    floor = floor_memory if pinned is None else Choices(workload.flash_attention, pinned).floor_memory
+    used = _gpus_to_use(workload, space, usable, pinned, floor)
     w = _with_gpus(workload, used)
-    result = search(w)
+    result = search(w, pinned)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
@@ -182,7 +201,8 @@ def recommend(workload):
     else:
         cand = result.closest
         plan.fits = False
-        found = smallest_fitting(requested, space, usable)
+        found = smallest_fitting(requested, space, usable, floor=floor,
+                                 accept=None if pinned is None else pinned.allows_grid)
         r = cand.report
         plan.no_fit = {
             "closest_parallelism": cand.parallelism.to_dict(),
@@ -208,7 +228,8 @@ def recommend(workload):
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
     grid = Grid.of(par)
     ctx.state = state_bytes(wctx, grid, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave)
+    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
+                                                         par.sequence_parallel)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
@@ -221,7 +242,9 @@ def recommend(workload):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _unfit_stages(wctx, space_for(w), used, usable, result.stage_best)
+    grids = space_for(w).layouts(used) if pinned is None else pinned.grids(space_for(w), used)
+    plan.unfit_stages = _unfit_stages(wctx, grids, used, usable, result.stage_best)
+    plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,

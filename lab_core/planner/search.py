@@ -216,6 +216,10 @@ class Choices:
         return (zeros[-1] if zeros else 0, self.modes[-1], self.micro_batch or 1, self.interleave or 1,
                 self.sp(grid))
 
+    def floor_memory(self, ctx, grid):
+        """bounds.floor_memory within the pins."""
+        return plan_memory(ctx, grid, *self.floor(grid))
+
 
 def search(workload, pins=None):
     """Search `workload` (whose gpus is already a count some grid uses) over the

@@ -55,8 +55,11 @@ class Grid(namedtuple("Grid", _GRID_FIELDS)):
 
     @property
     def shards(self):
-        """Whether ZeRO has ranks to shard over (otherwise only ZeRO-0 is searched)."""
-        return self.sync_ranks > 1 or self.expert_ranks > 1
+        """Whether ZeRO has ranks to shard over (otherwise only ZeRO-0 is searched):
+        data- or context-parallel ranks, or expert-parallel groups whose experts
+        are held by more than one GPU. (A mixture of experts with ep = 1 on
+        tp > 1 alone keeps its replicated experts unsharded.)"""
+        return self.sync_ranks > 1 or (self.ep > 1 and self.expert_ranks > 1)
 
     def split(self, layers):
         """(first, middle, last) layers per stage (parallelism.stage_split)."""

@@ -7,10 +7,10 @@ from lab_core.planner.search import make_parallelism
 from lab_core.planner.space import divisors, space_for
 
 
-def all_plans(workload):
-    space = space_for(workload)
+def all_plans(workload, grids=None):
+    """Every plan of the planner's space (or of `grids`)."""
     wctx = context_for(workload)
-    for grid in space.layouts(workload.gpus):
+    for grid in space_for(workload).layouts(workload.gpus) if grids is None else grids:
         R = wctx.batch_sequences // grid.dp
         for b in divisors(R):
             m = R // b
@@ -22,14 +22,14 @@ def all_plans(workload):
                             yield make_parallelism(grid, z, r, sp, b, v)
 
 
-def brute(workload):
+def brute(workload, grids=None):
     """([(goodput tokens/s, parallelism, report)] of every fitting plan, {plan: report}, usable bytes)."""
     wctx = context_for(workload)
     usable = wctx.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     goodput = wctx.failures.goodput
     out = []
     reports = {}
-    for par in all_plans(workload):
+    for par in all_plans(workload, grids):
         rep = evaluate(workload, par)
         reports[par] = rep
         if rep.memory_bytes <= usable:
