@@ -92,9 +92,15 @@ def _stage_at(workload, gpus, usable):
 
 def layout_id(par):
     """What a plan uses, named by its parts: "tp_pp_dp", "dp", "single" …, then
-    "_zeroN" when it shards state and "_recompute" / "_selective" for recompute.
+    "_cp" / "_ep" for context and expert parallelism, "_zeroN" when it shards
+    state and "_full" / "_selective" for recompute.
     The page labels alternatives with it, so a label always matches its layout."""
     out = layout_dims(par)
+    # Context and expert parallelism go after the dimensions, before any ZeRO part.
+    extra = "".join("_" + name for name in ("cp", "ep") if getattr(par, name) > 1 and name != out)
+    if extra:
+        dims, zero = (out.rsplit("_", 1) + [""])[:2] if "_zero" in out else (out, "")
+        out = dims + extra + ("_" + zero if zero else "")
     if par.recompute != "none":
         out += "_" + par.recompute
     return out
