@@ -9,10 +9,12 @@ dict the planner takes.
 """
 from html import escape
 
+from lab_core.planner.pins import PIN_FIELDS
 from lab_core.planner.space import divisors
 
-# The choices the lab lets a reader pin, in the order the panel lists them.
-PIN_FIELDS = ("tp", "cp", "pp", "dp", "ep", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
+# The choices the pins panel offers, in its order; links and the command line
+# may pin every field of lab_core's PIN_FIELDS (also the uneven split's layers).
+PANEL_FIELDS = ("tp", "cp", "pp", "dp", "ep", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
 CHOICE_FIELDS = {"zero": (0, 1, 2, 3), "recompute": ("none", "selective", "full"),
                  "sequence_parallel": (True, False)}
 MAX_OPTIONS = 24
@@ -94,7 +96,7 @@ def pins_view(pins, result, catalog):
     workload, shape = result["workload"], result["shape"]
     return {field: {"options": _options(field, par.get(field, 1), pins.get(field), workload, shape, par, catalog),
                     "pinned": field in pins}
-            for field in PIN_FIELDS}
+            for field in PANEL_FIELDS}
 
 
 def read_pins(raw):

@@ -55,7 +55,7 @@ class Session:
         key = json.dumps([inputs, pins], sort_keys=True)
         result = self.plans.get(key)
         if result is None:
-            result = plan_json(inputs, pins) if pins else plan_json(inputs)
+            result = plan_json(inputs, pins or None)
             if len(self.plans) > 8:
                 self.plans.clear()
             self.plans[key] = result

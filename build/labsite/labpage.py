@@ -11,7 +11,7 @@ from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
 from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 from lab_core.export import FORMATS
 from lab_core.presets import PRESET_IDS, SHAPE_INPUTS, preset_inputs
-from lab_view.pins import PIN_FIELDS
+from lab_view.pins import PANEL_FIELDS, PIN_FIELDS
 from lab_view.quantities import BYTE_UNITS
 
 from . import offline, snapshot
@@ -107,7 +107,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "initial": initial,
         "extras": extras,
         "presets": [{"id": preset_id, "name": catalog["presets"]["names"][preset_id]} for preset_id in PRESET_IDS],
-        "pin_fields": PIN_FIELDS,
+        "pin_fields": PANEL_FIELDS,
         "export_formats": FORMATS,
         "byte_units": BYTE_UNITS,
         "runtime": {

@@ -22,7 +22,9 @@ def _no_plan(decision, numbers):
 def layout_dims(par):
     """The dimensions a plan uses ('tp_pp_dp', 'dp', 'single', ...) plus its ZeRO stage."""
     dims = [name for name, size in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if size > 1]
-    option = "_".join(dims) if dims else "single"
+    # Context parallelism alone (one sequence per step over cp GPUs) is its own option;
+    # otherwise the page adds CP and EP to the option's text.
+    option = "_".join(dims) if dims else ("cp" if par.cp > 1 else "single")
     if par.zero and par.dp > 1:
         option += "_zero%d" % par.zero
     return option
@@ -64,7 +66,7 @@ def parallelism(ctx):
         "state_bytes_total": state_total,
         "device_bytes": wctx.device_bytes,
         "usable_bytes": ctx.usable,
-        "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero,
+        "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero, "cp": par.cp, "ep": par.ep,
         "gpus_per_node": wctx.gpus_per_node,
         "gpus_used": ctx.gpus_used,
         "params_per_gpu": ctx.report.params_per_gpu,

@@ -14,14 +14,15 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, plan_memory, state_bytes
+from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .meters import meters
-from .nofit import floor_bytes, largest_fitting, smallest_fitting
+from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
-from .search import search
-from .space import Space
+from .pins import parse_pins
+from .search import Choices, search
+from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
 
@@ -37,17 +38,22 @@ def _with_gpus(workload, gpus):
     return workload if gpus == workload.gpus else dataclasses.replace(workload, gpus=gpus)
 
 
-def _gpus_to_use(workload, space, usable):
-    """The reader's GPU count if a layout uses it and one fits; else the most
-    GPUs a fitting layout uses; else the most any layout uses."""
+def _gpus_to_use(workload, space, usable, pins, floor):
+    """The reader's GPU count if a grid uses it and one fits; else the most
+    GPUs a fitting grid uses; else the most any grid uses (with pins: grids
+    that carry them)."""
     n = workload.gpus
     wctx = context_for(workload)
-    if space.layouts(n):
-        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(wctx, t, p, d) <= usable]
-        if exact:
+    if pins is None:
+        if any(floor(wctx, grid) <= usable for grid in space.layouts(n)):
             return n
-    fitting = largest_fitting(wctx, space, usable, n)
-    return fitting if fitting is not None else space.largest_usable(n)
+        fitting = largest_fitting(wctx, space, usable, n)
+        return fitting if fitting is not None else space.largest_usable(n)
+    counts = pins.gpu_counts(space, n)
+    for count in counts:
+        if any(floor(wctx, grid) <= usable for grid in pins.grids(space, count)):
+            return count
+    return next(count for count in counts if pins.grids(space, count))
 
 
 def _checkpoint(report, gpus):
@@ -86,9 +92,15 @@ def _stage_at(workload, gpus, usable):
 
 def layout_id(par):
     """What a plan uses, named by its parts: "tp_pp_dp", "dp", "single" …, then
-    "_zeroN" when it shards state and "_recompute" / "_selective" for recompute.
+    "_cp" / "_ep" for context and expert parallelism, "_zeroN" when it shards
+    state and "_full" / "_selective" for recompute.
     The page labels alternatives with it, so a label always matches its layout."""
     out = layout_dims(par)
+    # Context and expert parallelism go after the dimensions, before any ZeRO part.
+    extra = "".join("_" + name for name in ("cp", "ep") if getattr(par, name) > 1 and name != out)
+    if extra:
+        dims, zero = (out.rsplit("_", 1) + [""])[:2] if "_zero" in out else (out, "")
+        out = dims + extra + ("_" + zero if zero else "")
     if par.recompute != "none":
         out += "_" + par.recompute
     return out
@@ -131,20 +143,21 @@ def _alternatives(result, chosen, chosen_shape):
     return out
 
 
-def _unfit_stages(wctx, space, gpus, usable, seen):
+def _unfit_stages(wctx, grids, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
-    "no_layout" when no tp x pp x dp layout of these GPUs has that shape
+    "no_layout" when no grid of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
     least = {}
-    for t, p, d in space.layouts(gpus):
-        if t * p * d == 1:
+    for grid in grids:
+        zmax = 3 if grid.shards else 0
+        if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
-        elif t == 1 and p == 1:
-            shapes = (("data_parallel", 0, "full"), ("zero_sharded", 3, "full"))
+        elif grid.tp * grid.cp * grid.pp * grid.ep == 1:
+            shapes = (("data_parallel", 0, "full"), ("zero_sharded", zmax, "full"))
         else:
-            shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
+            shapes = (("tensor_pipeline", zmax, "selective"), ("full_3d", zmax, "full"))
         for stage, z, mode in shapes:
-            need = plan_memory(wctx, t, p, d, z, mode, 1, 1)
+            need = plan_memory(wctx, grid, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
@@ -161,16 +174,27 @@ def _unfit_stages(wctx, space, gpus, usable, seen):
     return out
 
 
-def recommend(workload):
-    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan")."""
+def recommend(workload, pins=None):
+    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
+
+    pins: None, or a dict of Parallelism fields the plan must have (pins.py:
+    tp, pp, dp, cp, ep, zero, recompute, micro_batch, interleave,
+    sequence_parallel, first_stage_layers, last_stage_layers); the search
+    keeps only plans that match every pin. An invalid pin raises
+    LabInputError naming the field, the value and the nearest valid values.
+    When nothing with the pins fits, the plan says so and its closest plan
+    has the pins.
+    """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
-    space = Space(workload)
-    used = _gpus_to_use(workload, space, usable)
+    space = space_for(workload)
+    pinned = parse_pins(workload, pins, space)
+    floor = floor_memory if pinned is None else Choices(workload.flash_attention, pinned).floor_memory
+    used = _gpus_to_use(workload, space, usable, pinned, floor)
     w = _with_gpus(workload, used)
-    result = search(w)
+    result = search(w, pinned)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
@@ -183,7 +207,8 @@ def recommend(workload):
     else:
         cand = result.closest
         plan.fits = False
-        found = smallest_fitting(requested, space, usable)
+        found = smallest_fitting(requested, space, usable, floor=floor,
+                                 accept=None if pinned is None else pinned.allows_grid)
         r = cand.report
         plan.no_fit = {
             "closest_parallelism": cand.parallelism.to_dict(),
@@ -193,7 +218,7 @@ def recommend(workload):
             "overflow_bytes": r.memory_bytes - usable,
             "overflow_ratio": r.memory_bytes / usable,
             "min_gpus": None if found is None else found[0],
-            "min_gpus_layout": None if found is None else {"tp": found[1], "pp": found[2], "dp": found[3]},
+            "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
             "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
             "gpus_searched": MAX_GPUS_SEARCHED,
         }
@@ -207,9 +232,10 @@ def recommend(workload):
     ctx = _Context()
     ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
-    ctx.state = state_bytes(wctx, par.tp, par.pp, par.dp, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, par.tp, par.pp, par.dp, "none",
-                                                         par.micro_batch, par.interleave)
+    grid = Grid.of(par)
+    ctx.state = state_bytes(wctx, grid, par.zero)
+    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
+                                                         par.sequence_parallel)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
@@ -222,7 +248,9 @@ def recommend(workload):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _unfit_stages(wctx, Space(w), used, usable, result.stage_best)
+    grids = space_for(w).layouts(used) if pinned is None else pinned.grids(space_for(w), used)
+    plan.unfit_stages = _unfit_stages(wctx, grids, used, usable, result.stage_best)
+    plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,
