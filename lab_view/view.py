@@ -51,6 +51,12 @@ def render_error(error, catalog, kinds):
     """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
     name = error["field"]
+    pin_errors = catalog.get("pin_errors")
+    if pin_errors and error["reason"] == "inconsistent" and name in pin_errors["why"]:
+        # A pinned plan choice the workload cannot run: the rule, and the planner's nearest valid values.
+        return {"field": name, "text": pin_errors["template"].format(
+            field=catalog["field_labels"].get(name, name), value=error["value"], why=pin_errors["why"][name],
+            allowed=error.get("allowed", ""))}
     label = catalog["input_labels"].get(name) or catalog.get("field_labels", {}).get(name, name)
     spec = SPEC_BY_NAME.get(name)
     low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")

@@ -20,8 +20,8 @@ from .sliders import nearest_stop, slider_config
 
 #: Catalog sections the page's script and the worker need at run time.
 RUNTIME_CATALOG_KEYS = ("units", "range", "unit_words", "examples", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
-                        "lab", "stages", "decisions", "diagram", "choices", "presets", "export", "field_labels", "pins",
-                        "compare", "curves", "tools", "export_panel")
+                        "lab", "stages", "decisions", "diagram", "choices", "presets", "export", "pins",
+                        "compare", "curves", "tools", "export_panel", "field_labels", "pin_errors")
 
 
 def load_lab_layout():
