@@ -44,7 +44,9 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
     el("lab-preset").value = view.preset.id;
     for (const field of pinFields) {
       const select = el(`pin-${field}`);
-      if (select && document.activeElement !== select) select.value = state.appliedPins[field] || "";
+      if (!select) continue;
+      if (document.activeElement !== select) select.value = state.appliedPins[field] || "";
+      select.closest(".lab-pin").toggleAttribute("data-pinned", field in state.appliedPins);
     }
     root.querySelectorAll('input[name="lab-units"]').forEach((radio) => { radio.checked = radio.value === state.units; });
   }
