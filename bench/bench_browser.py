@@ -17,7 +17,10 @@ chooses. Figures (milliseconds from navigation start unless said otherwise):
 - slider move -> updated meters over N moves, measured in the page: an
   ``input`` event on a slider (a deterministic walk over all sliders), to
   ``#lab-app[data-applied-seq]`` changing (DOM updated), and to the start of the
-  next frame after it (``requestAnimationFrame``); plus the worker's own time.
+  next frame after it (``requestAnimationFrame``); plus the worker's own time;
+- the same with the charts on: a pinned A beside the plan (compare) and the
+  curves and launch configuration panels open, which the page recomputes
+  after every answer.
 
 Targets (issues 5/6): first paint < 1 s; live < 1.5 s first visit, < 1.2 s
 repeat; slider -> meters p95 < 16 ms.
@@ -146,13 +149,29 @@ def measure_visits(browser, base, runs, cold=False):
     return first, repeat
 
 
-def measure_moves(browser, base, moves):
+# Pin A and open the panels computed after each answer (lab-tools.js), then wait for their first answer.
+CHARTS_ON_JS = """async () => {
+  const lab = document.getElementById("lab-app");
+  const applied = lab.dataset.appliedSeq;
+  document.getElementById("lab-pin-a").click();
+  await new Promise((resolve) => { const t = setInterval(() => {
+    if (lab.dataset.appliedSeq !== applied) { clearInterval(t); resolve(); } }, 10); });
+  for (const id of ["lab-curves", "lab-export"]) document.getElementById(id).open = true;
+  await new Promise((resolve) => { const t = setInterval(() => {
+    if (lab.dataset.extrasRequested && lab.dataset.extrasApplied === lab.dataset.extrasRequested) {
+      clearInterval(t); resolve(); } }, 10); });
+}"""
+
+
+def measure_moves(browser, base, moves, charts=False):
     context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto("lab/")
         wait_live(page)
+        if charts:
+            page.evaluate(CHARTS_ON_JS)
         page.evaluate(MOVES_JS, 10)  # warm-up, not counted
         return page.evaluate(MOVES_JS, moves)
     finally:
@@ -196,6 +215,7 @@ def main(argv=None):
                     first, repeat = measure_visits(browser, base, args.runs)
                     cold, _ = measure_visits(browser, base, args.cold_runs, cold=True) if args.cold_runs else ([], [])
                     moves = measure_moves(browser, base, args.moves)
+                    charted = measure_moves(browser, base, args.moves, charts=True)
                     version = browser.version
                 finally:
                     browser.close()
@@ -213,6 +233,8 @@ def main(argv=None):
         "slider_to_meters_dom_ms": summary([m["applied"] for m in moves]),
         "slider_to_next_frame_ms": summary([m["frame"] for m in moves]),
         "worker_evaluate_ms": summary([m["worker"] for m in moves]),
+        "slider_to_meters_charts_on_ms": summary([m["applied"] for m in charted]),
+        "slider_to_next_frame_charts_on_ms": summary([m["frame"] for m in charted]),
     }
 
     def row(label, key, target=""):
@@ -233,6 +255,8 @@ def main(argv=None):
     row(f"slider move -> meters updated ({args.moves} moves)", "slider_to_meters_dom_ms", "   target p95 < 16")
     row("slider move -> next frame after the update", "slider_to_next_frame_ms")
     row("  worker evaluate (inside Pyodide)", "worker_evaluate_ms")
+    row("slider move -> meters, compare + curves + export on", "slider_to_meters_charts_on_ms", "   target p95 < 16")
+    row("slider move -> next frame, charts on", "slider_to_next_frame_charts_on_ms")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=1, sort_keys=True), encoding="utf-8")

@@ -150,14 +150,24 @@ def preset_inputs(preset_id):
     return dict({name: _default(name) for name in SHAPE_INPUTS}, **values)
 
 
+_FULL_INPUTS = {}
+
+
+def _full_inputs(preset_id):
+    """preset_inputs, made once per preset (the lab asks on every move)."""
+    if preset_id not in _FULL_INPUTS:
+        _FULL_INPUTS[preset_id] = preset_inputs(preset_id)
+    return _FULL_INPUTS[preset_id]
+
+
 def matching_preset(inputs):
     """The id of the preset whose model shape (SHAPE_INPUTS of preset_inputs)
     ``inputs`` has, or None; of presets with one shape (Llama 3 405B at 8K and
     128K), the one whose other inputs (the sequence length) match too, else the first."""
     found = [preset_id for preset_id in PRESET_IDS
-             if all(inputs.get(name) == preset_inputs(preset_id)[name] for name in SHAPE_INPUTS)]
+             if all(inputs.get(name) == _full_inputs(preset_id)[name] for name in SHAPE_INPUTS)]
     exact = [preset_id for preset_id in found
-             if all(inputs.get(name) == value for name, value in preset_values(preset_id).items())]
+             if all(inputs.get(name) == value for name, value in PRESETS[preset_id]["inputs"].items())]
     return (exact or found or [None])[0]
 
 

@@ -10,8 +10,9 @@ Requests (``handle``): ``{"kind": "evaluate", "inputs", "typed", "lenient",
 within the pins, with, when ``compare`` holds a pinned state A
 (``{"inputs", "pins"}``), A and this plan side by side. ``{"kind": "extras",
 "state": {"inputs", "pins"}, "units", "curves": bool, "export": format or
-null}`` asks, after the answer is on screen, for what open panels show: the
-plan's curves and its launch configuration.
+null, "pins": bool}`` asks, after the answer is on screen, for what open
+panels show: the plan's curves, its launch configuration and the pin
+controls' options.
 """
 import json
 
@@ -157,7 +158,6 @@ class Session:
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
         self.previous = decisions
         view = render_result(result, report, words, self.kinds, changed)
-        view["pins"] = pins_view(pins, result, words)
         view["preset"] = preset_view(merged, result["shape"], words)
         out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
                "notes": notes, "compare": None}
@@ -178,17 +178,22 @@ class Session:
         return {"ok": True, "rows": rows, "summary": compare_summary(rows, words),
                 "html": compare_html(rows, words, (texts["columns"]["a"], texts["columns"]["b"]))}
 
-    def extras(self, state, units="gb", want_curves=False, export_format=None):
+    def extras(self, state, units="gb", want_curves=False, export_format=None, want_pins=False):
         """What open panels show for the plan of ``state`` ({"inputs", "pins"}): its
-        curves (rendered) and its launch configuration in ``export_format``."""
-        result = self._plan_of(state.get("inputs") or {}, read_pins(state.get("pins")))
+        curves (rendered), its launch configuration in ``export_format`` and the
+        pin controls' options. The page asks once the answer is on screen, only
+        for open panels, so a move never waits for them."""
+        pins = read_pins(state.get("pins"))
+        result = self._plan_of(state.get("inputs") or {}, pins)
         if not result["ok"]:
             return {"kind": "extras", "ok": False, "error": render_error(result["error"], self.catalog, self.kinds)}
         plan = result["plan"]
         workload = Workload.from_dict(dict(result["workload"], gpus=plan["gpus"]["used"]))
         par = Parallelism.from_dict(plan["parallelism"])
         words = self.words(units)
-        out = {"kind": "extras", "ok": True, "curves": None, "export": None}
+        out = {"kind": "extras", "ok": True, "curves": None, "export": None, "pins": None}
+        if want_pins:
+            out["pins"] = pins_view(pins, result, words)
         if want_curves:
             out["curves"] = render_curves(curves(workload, par), plan["gpus"]["used"], words)
         if export_format:
@@ -203,7 +208,7 @@ class Session:
         try:
             if kind == "extras":
                 result = self.extras(request.get("state") or {}, request.get("units", "gb"),
-                                     bool(request.get("curves")), request.get("export"))
+                                     bool(request.get("curves")), request.get("export"), bool(request.get("pins")))
             else:
                 result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")),
                                        request.get("pins"), request.get("units", "gb"), request.get("compare"))

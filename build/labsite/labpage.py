@@ -84,7 +84,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
     session = Session(config)
     initial = session.evaluate(inputs)
     # The panels the page opens later, precomputed too: curves and the first export format.
-    extras = session.extras({"inputs": inputs, "pins": {}}, want_curves=True, export_format=FORMATS[0])
+    extras = session.extras({"inputs": inputs, "pins": {}}, want_curves=True, export_format=FORMATS[0], want_pins=True)
     sliders = []
     for slider in layout["sliders"]:
         entry = slider_config(slider, catalog)

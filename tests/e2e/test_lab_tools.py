@@ -40,9 +40,17 @@ def act(page, action):
 
 
 def extras_done(page):
-    """Wait until the panels' request after the latest answer has been answered."""
-    page.wait_for_function("""() => { const d = document.getElementById('lab-app').dataset;
-        return Number(d.extrasRequested || 0) > 0 && d.extrasApplied === d.extrasRequested; }""")
+    """Wait until the open panels (pins, curves, export) show the latest answer's plan:
+    the page asks for them once answers pause (lab-tools.js), and says when they are in."""
+    page.wait_for_function("document.getElementById('lab-app').dataset.extras === 'done'")
+
+
+def open_panel(page, panel):
+    """Open a panel and wait for what it asks the worker for."""
+    before = int(page.get_attribute("#lab-app", "data-extras-requested") or 0)
+    page.click(f"#{panel} summary")
+    page.wait_for_function(f"Number(document.getElementById('lab-app').dataset.extrasRequested || 0) > {before}")
+    extras_done(page)
 
 
 def query(page):
@@ -71,9 +79,11 @@ def test_a_preset_sets_the_published_shape_and_custom_derives_it_again(browser, 
 @pytest.mark.parametrize("lang", LANGS)
 def test_pins_fix_choices_and_an_invalid_pin_says_why_with_the_nearest_values(browser, base_url, lang):
     context, page = open_page(browser, base_url, LANGS[lang] + H100_512 + "&params=70000000000")
-    page.click("#lab-pins summary")
+    open_panel(page, "lab-pins")
     act(page, lambda: page.select_option("#pin-tp", "8"))
+    extras_done(page)
     act(page, lambda: page.select_option("#pin-zero", "3"))
+    extras_done(page)
     assert plan_item(page, "tp") == "8" and plan_item(page, "zero") == "3"
     assert query(page)["tp"] == ["8"] and query(page)["zero"] == ["3"]
     assert page.get_attribute("#lab-app", "data-pinned") == "tp zero"
@@ -128,8 +138,7 @@ def test_compare_pins_a_and_shows_what_changed_and_survives_the_link(browser, ba
 def test_curves_are_computed_for_the_current_plan_with_tables_and_units(browser, base_url, lang):
     context, page = open_page(browser, base_url, LANGS[lang] + H100_512 + "&params=70000000000")
     seq = requested(page)
-    page.click("#lab-curves summary")
-    extras_done(page)
+    open_panel(page, "lab-curves")
     assert requested(page) == seq  # the panel asked for extras only, not a new plan
     for name in ("seq_len", "micro_batch", "gpus"):
         figure = page.locator(f"#curve-{name}")
@@ -151,14 +160,14 @@ def test_curves_are_computed_for_the_current_plan_with_tables_and_units(browser,
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_launch_configuration_follows_the_plan_and_copies(browser, base_url, lang):
     context, page = open_page(browser, base_url, LANGS[lang] + H100_512 + "&params=70000000000&tp=4", clipboard=True)
-    page.click("#lab-export summary")
-    extras_done(page)
+    open_panel(page, "lab-export")
     text = page.text_content("#lab-export-text")
     assert "--tensor-model-parallel-size 4" in text
     assert CATALOGS[lang]["export"]["header"] in text
     seq = page.get_attribute("#lab-app", "data-extras-requested")
     page.select_option("#lab-export-format", "torchtitan")
     page.wait_for_function(f"document.getElementById('lab-app').dataset.extrasApplied !== '{seq}'")
+    extras_done(page)
     job = tomllib.loads(page.text_content("#lab-export-text"))
     assert job["parallelism"]["tensor_parallel_degree"] == 4
     page.click("#lab-export-copy")
@@ -189,11 +198,8 @@ def test_the_tools_fit_the_screen_in_both_languages(browser, base_url, lang, vie
     context, page = open_page(browser, base_url, LANGS[lang] + H100_512 + "&params=70000000000", viewport)
     act(page, lambda: page.click("#lab-pin-a"))
     act(page, lambda: (page.fill("#typed-gpus", "1024"), page.press("#typed-gpus", "Enter")))
-    page.click("#lab-pins summary")
-    page.click("#lab-curves summary")
-    extras_done(page)
-    page.click("#lab-export summary")
-    extras_done(page)
+    for panel in ("lab-pins", "lab-curves", "lab-export"):
+        open_panel(page, panel)
     assert page.evaluate(PAGE_WIDTH) <= 1
     # Chart text stays legible at the chart's drawn size.
     smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('#lab-curves svg.ch-svg')].flatMap((svg) => {

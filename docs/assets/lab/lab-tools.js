@@ -9,13 +9,17 @@
 // parameters: pins by field name (tp=8), units=gib, and a=<the query of the
 // pinned state A>.
 
-const PANELS = ["lab-curves", "lab-export"];
+const PANELS = ["lab-pins", "lab-curves", "lab-export"];
+// The open panels are recomputed once the answers pause for this long, so a
+// drag never waits for them (the worker answers one request at a time).
+const EXTRAS_AFTER_MS = 200;
 
 export function createLabTools({ root, config, catalog, state, send, change, currentUrl }) {
   const el = (id) => document.getElementById(id);
   const pinFields = new Set(config.pinFields);
   const toast = el("lab-toast");
   let extrasSeq = 0;
+  let extrasTimer = null;
   let live = false;
 
   Object.assign(state, { pins: {}, appliedPins: {}, units: config.byteUnits[0], compareA: null });
@@ -26,6 +30,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
 
   // ---- the request's fields and the answers ----------------------------------
   function payload() {
+    clearTimeout(extrasTimer); // this move's answer schedules them again
     return { pins: { ...state.pins }, units: state.units, compare: state.compareA };
   }
 
@@ -57,7 +62,11 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
     syncTools(result.view);
     showCompare(result.compare);
     root.dataset.pinned = Object.keys(state.appliedPins).join(" ");
-    requestExtras();
+    clearTimeout(extrasTimer);
+    if (PANELS.some(isOpen)) {
+      root.dataset.extras = "scheduled";
+      extrasTimer = setTimeout(requestExtras, EXTRAS_AFTER_MS);
+    }
   }
 
   function rejected() {
@@ -68,17 +77,32 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   const isOpen = (id) => el(id).open;
 
   function requestExtras() {
+    clearTimeout(extrasTimer);
     if (!live) return;
+    const pins = isOpen("lab-pins");
     const curves = isOpen("lab-curves");
     const format = isOpen("lab-export") ? el("lab-export-format").value : null;
-    if (!curves && !format) return;
+    if (!pins && !curves && !format) {
+      root.dataset.extras = "done";
+      return;
+    }
+    root.dataset.extras = "requested";
     if (curves) el("lab-curves-status").textContent = catalog.curves.loading;
     if (format) el("lab-export-status").textContent = catalog.export_panel.loading;
     extrasSeq = send({
       kind: "extras", state: { inputs: { ...state.applied }, pins: { ...state.appliedPins } },
-      units: state.units, curves, export: format,
+      units: state.units, pins, curves, export: format,
     });
     root.dataset.extrasRequested = String(extrasSeq);
+  }
+
+  function showPinOptions(options) {
+    for (const [field, entry] of Object.entries(options)) {
+      const select = el(`pin-${field}`);
+      if (!select || document.activeElement === select) continue;
+      select.innerHTML = entry.options; // built and escaped by lab_view.pins
+      select.value = state.appliedPins[field] || "";
+    }
   }
 
   function onExtras(seq, result) {
@@ -88,6 +112,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
     if (!result.ok) {
       el(result.curves === undefined && isOpen("lab-export") ? "lab-export-status" : "lab-curves-status").textContent = result.error.text;
     } else {
+      if (result.pins) showPinOptions(result.pins);
       if (result.curves) {
         for (const [name, curve] of Object.entries(result.curves)) {
           const figure = el(`curve-${name}`);
@@ -102,6 +127,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
       }
     }
     root.dataset.extrasApplied = String(seq);
+    root.dataset.extras = "done";
   }
 
   // ---- URL ---------------------------------------------------------------------
