@@ -11,6 +11,7 @@ from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout
 from labsite.pages.lab import runtime_session_config
 from labsite.pages.rules import load_rules
+from lab_core.presets import preset_inputs
 
 import driver
 
@@ -35,6 +36,17 @@ def parity_cases():
         cases.append({"session": config, "inputs": base, "typed": {"params": "1.3B", "seq_len": "8K"}})
         cases.append({"session": config, "inputs": base, "typed": {"params": "lots"}})
         cases.append({"session": config, "inputs": base, "typed": {"gpus": "100000"}})
+        # The lab's tools: pins, GiB, compare A/B, then the panels (pins, curves, launch configuration).
+        llama = dict(default_inputs(), **preset_inputs("llama3-70b"), gpus=512, gpu="h100_80gb")
+        state = {"inputs": llama, "pins": {"tp": "8"}}
+        cases.append({"session": config, "requests": [
+            {"inputs": llama, "pins": {"tp": "8"}, "units": "gib", "compare": {"inputs": llama, "pins": {}}},
+            {"inputs": llama, "pins": {"tp": "3"}},
+            {"kind": "extras", "state": state, "units": "gib", "pins": True, "curves": True, "export": "megatron"},
+            {"kind": "extras", "state": state, "export": "torchtitan"},
+            {"kind": "extras", "state": state, "export": "deepspeed"},
+            {"kind": "extras", "state": state, "export": "json"},
+        ]})
     return cases
 
 
