@@ -40,90 +40,53 @@ def _llama3(params, layers, hidden, heads, ffn, seq_len=8192):
 # (arXiv:2302.13971 Sec 2.2 for the recipe; each model's paper for its use).
 MODERN = {"gated_mlp": True, "rope": True, "rmsnorm": True, "bias": False}
 
-LLAMA3_SOURCE = {"id": "arXiv:2407.21783", "where": "Table 3", "url": "https://arxiv.org/abs/2407.21783"}
+GPT = {"gated_mlp": False, "rope": False, "rmsnorm": False, "bias": True}
+
+
+def _source(paper, where):
+    return {"id": paper, "where": where, "url": "https://arxiv.org/abs/" + paper.split(":", 1)[1]}
+
+
+def _preset(inputs, source, torchtitan=None, untied_output=True, architecture=MODERN):
+    """One preset; its published size is the parameter count its inputs name."""
+    return {"inputs": inputs, "published_params": inputs["params"], "untied_output": untied_output,
+            "architecture": architecture, "source": source, "torchtitan": torchtitan}
+
+
+LLAMA3 = _source("arXiv:2407.21783", "Table 3")
 
 PRESETS = {
-    "gpt3-175b": {
-        # arXiv:2005.14165 Table 2.1: 96 layers, d_model 12,288, 96 heads of 128, context 2,048;
-        # MLP 4 d_model (Sec 2.1, as GPT-2). Vocabulary: lab_core's default 51,200, the GPT-2
-        # tokenizer's 50,257 padded as Megatron-LM trained it (arXiv:2104.04473).
-        "inputs": dict(params=175e9, layers=96, hidden=12288, heads=96, seq_len=2048),
-        "published_params": 175e9,
-        "untied_output": False,
-        "architecture": {"gated_mlp": False, "rope": False, "rmsnorm": False, "bias": True},
-        "source": {"id": "arXiv:2005.14165", "where": "Table 2.1", "url": "https://arxiv.org/abs/2005.14165"},
-        "torchtitan": None,
-    },
-    "llama3-8b": {
-        "inputs": _llama3(8e9, 32, 4096, 32, 14336),
-        "published_params": 8e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": LLAMA3_SOURCE,
-        "torchtitan": ("llama3", "8B"),
-    },
-    "llama3-70b": {
-        "inputs": _llama3(70e9, 80, 8192, 64, 28672),
-        "published_params": 70e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": LLAMA3_SOURCE,
-        "torchtitan": ("llama3", "70B"),
-    },
-    "llama3-405b": {
-        "inputs": _llama3(405e9, 126, 16384, 128, 53248),
-        "published_params": 405e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": LLAMA3_SOURCE,
-        "torchtitan": ("llama3", "405B"),
-    },
-    "llama3-405b-128k": {
-        # The long-context stage: sequences of 131,072 tokens (arXiv:2407.21783 Sec 3.4.2,
-        # Table 4's context-parallel row).
-        "inputs": _llama3(405e9, 126, 16384, 128, 53248, seq_len=131072),
-        "published_params": 405e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": {"id": "arXiv:2407.21783", "where": "Table 3, Table 4", "url": "https://arxiv.org/abs/2407.21783"},
-        "torchtitan": ("llama3", "405B"),
-    },
-    "mixtral-8x7b": {
-        # arXiv:2401.04088 Table 1: dim 4,096, 32 layers, 32 heads of 128, 8 key/value heads,
-        # SwiGLU hidden 14,336, vocabulary 32,000, 8 experts, top-2, context 32,768.
-        "inputs": dict(params=46.7e9, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504, vocab=32000,
-                       experts=8, experts_per_token=2, seq_len=32768, dropout=False),
-        "published_params": 46.7e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": {"id": "arXiv:2401.04088", "where": "Table 1, Sec 2", "url": "https://arxiv.org/abs/2401.04088"},
-        "torchtitan": None,
-    },
-    "deepseek-v3": {
-        # arXiv:2412.19437 Sec 4.2: 61 layers, hidden 7,168, 128 heads (multi-head latent attention,
-        # modelled as 128 key/value heads), dense MLP 18,432 in the first 3 layers, 1 shared and 256
-        # routed experts of 2,048, 8 per token; vocabulary 129,280 (the released config; "128K" in Sec 4.1).
-        "inputs": dict(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, ffn_hidden=27648, vocab=129280,
-                       experts=256, experts_per_token=8, expert_ffn_hidden=3072, shared_experts=1, dense_layers=3,
-                       seq_len=4096, dropout=False),
-        "published_params": 671e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": {"id": "arXiv:2412.19437", "where": "Sec 4.2", "url": "https://arxiv.org/abs/2412.19437"},
-        "torchtitan": ("deepseek_v3", "671B"),
-    },
-    "qwen3-235b-a22b": {
-        # arXiv:2505.09388 Table 2: 94 layers, 64 query / 4 key-value heads, 128 experts, 8 per token,
-        # no shared expert; hidden 4,096, expert size 1,536 and vocabulary 151,936 from the released
-        # config. Its query width (64 heads x 128 = 8,192) is modelled as the hidden size (shape.py).
-        "inputs": dict(params=235e9, layers=94, hidden=4096, heads=64, kv_heads=4, ffn_hidden=12288, vocab=151936,
-                       experts=128, experts_per_token=8, expert_ffn_hidden=2304, seq_len=4096, dropout=False),
-        "published_params": 235e9,
-        "untied_output": True,
-        "architecture": MODERN,
-        "source": {"id": "arXiv:2505.09388", "where": "Table 2", "url": "https://arxiv.org/abs/2505.09388"},
-        "torchtitan": ("qwen3", "235B-A22B"),
-    },
+    # arXiv:2005.14165 Table 2.1: 96 layers, d_model 12,288, 96 heads of 128, context 2,048;
+    # MLP 4 d_model (Sec 2.1, as GPT-2). Vocabulary: lab_core's default 51,200, the GPT-2
+    # tokenizer's 50,257 padded as Megatron-LM trained it (arXiv:2104.04473).
+    "gpt3-175b": _preset(dict(params=175e9, layers=96, hidden=12288, heads=96, seq_len=2048),
+                         _source("arXiv:2005.14165", "Table 2.1"), untied_output=False, architecture=GPT),
+    "llama3-8b": _preset(_llama3(8e9, 32, 4096, 32, 14336), LLAMA3, ("llama3", "8B")),
+    "llama3-70b": _preset(_llama3(70e9, 80, 8192, 64, 28672), LLAMA3, ("llama3", "70B")),
+    "llama3-405b": _preset(_llama3(405e9, 126, 16384, 128, 53248), LLAMA3, ("llama3", "405B")),
+    # The long-context stage: sequences of 131,072 tokens (arXiv:2407.21783 Sec 3.4.2,
+    # Table 4's context-parallel row).
+    "llama3-405b-128k": _preset(_llama3(405e9, 126, 16384, 128, 53248, seq_len=131072),
+                                _source("arXiv:2407.21783", "Table 3, Table 4"), ("llama3", "405B")),
+    # arXiv:2401.04088 Table 1: dim 4,096, 32 layers, 32 heads of 128, 8 key/value heads,
+    # SwiGLU hidden 14,336, vocabulary 32,000, 8 experts, top-2, context 32,768.
+    "mixtral-8x7b": _preset(dict(params=46.7e9, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504,
+                                 vocab=32000, experts=8, experts_per_token=2, seq_len=32768, dropout=False),
+                            _source("arXiv:2401.04088", "Table 1, Sec 2")),
+    # arXiv:2412.19437 Sec 4.2: 61 layers, hidden 7,168, 128 heads (multi-head latent attention,
+    # modelled as 128 key/value heads), dense MLP 18,432 in the first 3 layers, 1 shared and 256
+    # routed experts of 2,048, 8 per token; vocabulary 129,280 (the released config; "128K" in Sec 4.1).
+    "deepseek-v3": _preset(dict(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, ffn_hidden=27648,
+                                vocab=129280, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
+                                shared_experts=1, dense_layers=3, seq_len=4096, dropout=False),
+                           _source("arXiv:2412.19437", "Sec 4.2"), ("deepseek_v3", "671B")),
+    # arXiv:2505.09388 Table 2: 94 layers, 64 query / 4 key-value heads, 128 experts, 8 per token,
+    # no shared expert; hidden 4,096, expert size 1,536 and vocabulary 151,936 from the released
+    # config. Its query width (64 heads x 128 = 8,192) is modelled as the hidden size (shape.py).
+    "qwen3-235b-a22b": _preset(dict(params=235e9, layers=94, hidden=4096, heads=64, kv_heads=4, ffn_hidden=12288,
+                                    vocab=151936, experts=128, experts_per_token=8, expert_ffn_hidden=2304,
+                                    seq_len=4096, dropout=False),
+                               _source("arXiv:2505.09388", "Table 2"), ("qwen3", "235B-A22B")),
 }
 
 PRESET_IDS = tuple(PRESETS)

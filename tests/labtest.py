@@ -73,3 +73,19 @@ def settle(page, after=0):
         """(after) => { const d = document.getElementById('lab-app').dataset;
             const r = Number(d.requestedSeq || 0); return r > after && Number(d.appliedSeq || 0) === r; }""",
         arg=after, timeout=LIVE_TIMEOUT_MS)
+
+
+def open_lab(browser, base_url, path, viewport, permissions=()):
+    """A new context and page at ``path``, once the live lab has answered the link: (context, page).
+    The context bypasses the site's CSP (Playwright's waits evaluate strings); ``permissions`` are
+    granted to the site's origin (e.g. the clipboard)."""
+    context = browser.new_context(base_url=base_url, viewport=viewport, bypass_csp=True)
+    if permissions:
+        context.grant_permissions(list(permissions), origin=base_url.rstrip("/"))
+    page = context.new_page()
+    page.set_default_timeout(LIVE_TIMEOUT_MS)
+    page.goto(path)
+    wait_live(page)
+    page.wait_for_function("!document.getElementById('lab-app').dataset.linkPending")
+    settle(page)
+    return context, page

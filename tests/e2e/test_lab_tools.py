@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from labsite.catalog import load_catalogs
-from labtest import LIVE_TIMEOUT_MS, requested, settle, wait_live
+from labtest import open_lab, requested, settle, wait_live
 
 LANGS = {"en": "lab/", "zh": "zh/lab/"}
 DESKTOP = {"width": 1366, "height": 900}
@@ -20,16 +20,7 @@ H100_512 = "?gpus=512&gpu=h100_80gb"
 
 
 def open_page(browser, base_url, path, viewport=DESKTOP, clipboard=False):
-    context = browser.new_context(base_url=base_url, viewport=viewport, bypass_csp=True)
-    if clipboard:
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
-    page = context.new_page()
-    page.set_default_timeout(LIVE_TIMEOUT_MS)
-    page.goto(path)
-    wait_live(page)
-    page.wait_for_function("!document.getElementById('lab-app').dataset.linkPending")
-    settle(page)
-    return context, page
+    return open_lab(browser, base_url, path, viewport, ("clipboard-read", "clipboard-write") if clipboard else ())
 
 
 def act(page, action):

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from labtest import requested, settle, wait_live
+from labtest import open_lab, requested, settle, wait_live
 
 LANGS = {"en": "lab/", "zh": "zh/lab/"}
 DESKTOP = {"width": 1366, "height": 900}
@@ -51,14 +51,7 @@ NEGATIVE = re.compile(r"(?<![\w×(/:.-])[-−]\s?\d")
 
 
 def open_page(browser, base_url, path, viewport=DESKTOP):
-    context = browser.new_context(base_url=base_url, viewport=viewport, bypass_csp=True)
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    page.goto(path)
-    wait_live(page)
-    page.wait_for_function("!document.getElementById('lab-app').dataset.linkPending")
-    settle(page)
-    return context, page
+    return open_lab(browser, base_url, path, viewport)
 
 
 def click_card(page, scenario):

@@ -102,3 +102,28 @@ def test_bad_flags_exit_2_in_one_line(args):
     out = run(*args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_pins_fix_the_plan_and_reach_the_export(lang):
+    out = run("plan", *LLAMA, "--pin", "tp=8", "--pin", "zero=3", "--pin", "recompute=full", "--format", "megatron",
+              "--lang", lang)
+    assert out.returncode == 0, out.stderr
+    assert "--tensor-model-parallel-size 8 " in out.stdout and "optim_grads_params" in out.stdout
+    assert "--recompute-granularity full" in out.stdout
+    unpinned = run("plan", *LLAMA, "--pin", "tp=8", "--pin", "tp=auto", "--format", "json")
+    assert json.loads(unpinned.stdout)["parallelism"]["tp"] == recommend(LLAMA_WORKLOAD).parallelism.tp
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_invalid_pin_exits_2_with_the_rule_and_the_nearest_values(lang):
+    out = run("plan", *LLAMA, "--pin", "tp=3", "--lang", lang)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert CATALOGS[lang]["pin_errors"]["why"]["tp"] in out.stderr and "1, 2, 4, 8" in out.stderr
+
+
+def test_compare_b_changes_a_pin():
+    out = run("compare", *LLAMA, "--pin", "zero=1", "--format", "json", "--vs", "--pin", "zero=3")
+    data = json.loads(out.stdout)
+    assert data["a"]["pins"] == {"zero": "1"} and data["b"]["pins"] == {"zero": "3"}
+    assert next(row for row in data["rows"] if row["id"] == "zero")["differs"]
