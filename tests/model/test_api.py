@@ -111,15 +111,18 @@ def test_no_io_imports_in_lab_core():
     import ast
     import pathlib
     banned = {"os", "io", "time", "random", "socket", "pathlib", "subprocess", "numpy", "yaml", "json"}
-    for path in pathlib.Path(lab_core.__file__).parent.glob("*.py"):
-        if path.name == "cli.py":  # the CLI prints; it is not imported by the model
+    package = pathlib.Path(lab_core.__file__).parent
+    for path in package.rglob("*.py"):
+        if path.name in ("cli.py", "cli_plan.py"):  # the command line prints; it is not imported by the model
             continue
+        # The launch exports are text: json.dumps writes the JSON formats (no file, no I/O).
+        allowed = {"json"} if path.parent.name == "export" else set()
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                assert not {a.name.split(".")[0] for a in node.names} & banned, path
+                assert not {a.name.split(".")[0] for a in node.names} & (banned - allowed), path
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                assert node.module.split(".")[0] not in banned, path
+                assert node.module.split(".")[0] not in banned - allowed, path
 
 
 def test_data_module_matches_report():

@@ -229,6 +229,8 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   return {
     payload, applied, rejected, onExtras, writeUrl, readUrl, readsParam,
     clearPins() { state.pins = {}; },
+    // "Tensor parallel (TP) 8": a link's pins in the reader's words, while the link computes.
+    describePins: () => Object.entries(state.pins).map(([field, text]) => `${catalog.field_labels[field] || field} ${text}`),
     setLive() { live = true; },
   };
 }

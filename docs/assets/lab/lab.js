@@ -190,7 +190,7 @@ function describeLink(texts) {
     const parsed = parseValue(name, text);
     const shown = parsed && sliders[name] ? labelFor(name, parsed.value) : text;
     return `${catalog.input_labels[name] || name} ${shown}`;
-  }).join(", ");
+  }).concat(tools.describePins()).join(", ");
 }
 
 // ---- requests and results ---------------------------------------------------
