@@ -80,6 +80,23 @@ def _checkpoint(report, gpus):
     }
 
 
+def _no_fit(workload, closest, found, usable):
+    """How far the closest plan is from fitting, and the fewest GPUs (and their grid) that would fit."""
+    r = closest.report
+    return {
+        "closest_parallelism": closest.parallelism.to_dict(),
+        "memory_bytes": r.memory_bytes,
+        "usable_bytes": usable,
+        "device_bytes": r.device_bytes,
+        "overflow_bytes": r.memory_bytes - usable,
+        "overflow_ratio": r.memory_bytes / usable,
+        "min_gpus": None if found is None else found[0],
+        "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
+        "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
+        "gpus_searched": MAX_GPUS_SEARCHED,
+    }
+
+
 def _stage_at(workload, gpus, usable):
     """The stage the workload forces on ``gpus`` GPUs (for the no-fit hint);
     None past the largest GPU count a workload may have."""
@@ -209,19 +226,7 @@ def recommend(workload, pins=None):
         plan.fits = False
         found = smallest_fitting(requested, space, usable, floor=floor,
                                  accept=None if pinned is None else pinned.allows_grid)
-        r = cand.report
-        plan.no_fit = {
-            "closest_parallelism": cand.parallelism.to_dict(),
-            "memory_bytes": r.memory_bytes,
-            "usable_bytes": usable,
-            "device_bytes": wctx.device_bytes,
-            "overflow_bytes": r.memory_bytes - usable,
-            "overflow_ratio": r.memory_bytes / usable,
-            "min_gpus": None if found is None else found[0],
-            "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
-            "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
-            "gpus_searched": MAX_GPUS_SEARCHED,
-        }
+        plan.no_fit = _no_fit(workload, cand, found, usable)
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report

@@ -36,7 +36,7 @@ from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import StepBound, fits, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .bounds import SharedFloor, StepBound, fits, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 
@@ -103,7 +103,8 @@ class SearchResult:
     """What recommend() needs from the search."""
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
-                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "considered")
+                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
+                 "considered")
 
 
 class _Search:
@@ -123,6 +124,7 @@ class _Search:
         self.stage_best = {}
         self.class_best = {}
         self.seen = {}
+        self.bounds = {}
 
     def run_eval(self, par, candidate=True):
         """evaluate() once per plan; a candidate (a plan that matches the pins) that fits is ranked."""
@@ -136,6 +138,19 @@ class _Search:
                 self._rank(cand)
         return cand
 
+    def probe(self, grid):
+        """The grid's probe (micro-batch 1, no recompute, no interleaving, ZeRO-1
+        when it shards), evaluated once; a plan like any other when it matches the pins."""
+        par = make_parallelism(grid, 1 if grid.shards else 0, "none", grid.tp > 1, 1, 1)
+        return self.run_eval(par, candidate=self.pins is None or self.pins.match(par))
+
+    def bound(self, grid):
+        """The grid's StepBound (from its probe), built once."""
+        found = self.bounds.get(grid)
+        if found is None:
+            found = self.bounds[grid] = StepBound(self.ctx, grid, self.probe(grid).report)
+        return found
+
     def _rank(self, cand):
         self.fitting.append(cand)
         g = cand.score
@@ -147,11 +162,15 @@ class _Search:
         if g > self.class_best.get(key, -1.0):
             self.class_best[key] = g
 
-    def worth_any(self, bound_goodput, stages):
+    def worth_any(self, bound_goodput, stages, full_goodput=None):
+        """Could any plan of these shapes with this optimistic score still matter
+        (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
+        score for full_3d, whose plans all recompute fully."""
         if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
             return True
         for stage in stages:
-            if bound_goodput > self.stage_best.get(stage, -1.0):
+            score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
+            if score > self.stage_best.get(stage, -1.0):
                 return True
         return False
 
@@ -235,6 +254,7 @@ def search(workload, pins=None):
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
     floors = []
     live = []
+    shared = {}
     for grid in grids:
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
@@ -243,16 +263,39 @@ def search(workload, pins=None):
         floors.append((floor, grid, floor_plan))
         if floor > usable:
             continue
-        probe_par = make_parallelism(grid, 1 if grid.shards else 0, "none", grid.tp > 1, 1, 1)
-        probe = run.run_eval(probe_par, candidate=pins is None or pins.match(probe_par))
-        layout = _Layout(run, grid, StepBound(ctx, grid, probe.report), choices)
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if ctx.shape.experts is None and ctx.flash:
+            # Dense with flash attention: one probe per (tp, cp) bounds every grid of it (bounds.SharedFloor).
+            reference = shared.get((grid.tp, grid.cp))
+            if reference is None:
+                reference = shared[(grid.tp, grid.cp)] = SharedFloor(ctx, grid, run.probe(grid).report)
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if not rows:
+                continue
+            live.append((reference.least(ctx, grid, rows), grid, largest, reference.least(ctx, grid, rows, "full")))
+        else:
+            bound = run.bound(grid)
+            live.append((bound.floor(largest), grid, largest, bound.floor(largest, "full")))
+    # Most promising grids first, so later ones meet a strong incumbent; a grid
+    # whose floor cannot matter is never probed nor expanded into its rows.
+    live.sort(key=lambda item: (item[0], item[1]))
+    feasible = 0
+    per_step = run.goodput_per_step
+    for floor_s, grid, largest, full_s in live:
+        classes = _shape_classes(grid)
+        if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
+            continue
+        bound = run.bound(grid)
+        full_s = bound.floor(largest, "full")
+        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s):
+            continue
+        layout = _Layout(run, grid, bound, choices)
         if layout.rows:
-            live.append(layout)
-    # Most promising grids first, so later ones meet a strong incumbent.
-    live.sort(key=lambda lay: (lay.lower_bound, lay.grid))
-    for layout in live:
-        if run.worth_any(run.goodput_per_step / layout.lower_bound, layout.stages):
-            _search_layout(run, layout, choices)
+            feasible += 1
+            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
+                _search_layout(run, layout, choices)
     result = SearchResult()
     result.workload = workload
     result.gpus_used = workload.gpus
@@ -261,6 +304,7 @@ def search(workload, pins=None):
     result.considered = run.considered
     result.layouts = len(grids)
     result.layouts_feasible = len(live)
+    result.layouts_expanded = feasible
     result.candidates = run.fitting
     fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
@@ -275,6 +319,39 @@ def search(workload, pins=None):
         result.chosen = None
         result.closest = _closest(run, floors)
     return result
+
+
+def _interleave_rows(ctx, grid, choices, largest):
+    """[(b, the most interleaving at b)] for the micro-batches up to `largest`."""
+    rows = []
+    replica = ctx.batch_sequences // grid.dp
+    for b in choices.micro_batches(replica):
+        if b > largest:
+            break
+        vs = choices.interleaves(grid, ctx.layers, replica // b)
+        if vs:
+            rows.append((b, vs[-1]))
+    return rows
+
+
+def _largest_micro_batch(run, grid, choices):
+    """The largest micro-batch of the grid whose leanest plan fits (memory grows
+    with the micro-batch, so a binary search), or None when none fits."""
+    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+    zeros = choices.zeros(grid)
+    if not sizes or not zeros:
+        return None
+    ctx, usable = run.ctx, run.usable
+    state = stage_state_bytes(ctx, grid, zeros[-1])
+    mode, v, sp = choices.modes[-1], choices.interleave or 1, choices.sp(grid)
+    lo, hi = 0, len(sizes)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+            lo = mid + 1
+        else:
+            hi = mid
+    return sizes[lo - 1] if lo else None
 
 
 def _shape_classes(grid):
@@ -341,12 +418,15 @@ def _search_layout(run, lay, choices):
     modes = choices.modes
     replica = t * c * p * e == 1
     for row_bound, b, vs in lay.rows:
-        if not run.worth_any(goodput_per_step / row_bound, lay.stages):
+        full = bound.floor(b, "full")
+        if not run.worth_any(goodput_per_step / row_bound, lay.stages,
+                             goodput_per_step / (full if full > row_bound else row_bound)):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
             if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound),
-                                           lay.stages):
+                                           lay.stages,
+                                           goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
