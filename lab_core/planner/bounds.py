@@ -12,11 +12,11 @@ time, so a model change that breaks either shows up there.
 """
 from .. import calibration as cal
 from ..comms import size_efficiency
-from ..efficiency import layer_gemm_seconds
+from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, optimizer_time, zero3_times
-from ..step_time import output_layer_times
+from ..step_time import expert_alltoall_times, output_layer_times
 
 __all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
@@ -113,59 +113,88 @@ def _smallest_gemm_rows(ctx, grid):
 _ROUNDING = 1.0 - 1e-9
 
 
-def _gemm_s(ctx, tp, cp, b):
-    """One dense layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind)."""
-    tokens = b * ctx.seq_len / cp
-    return layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
-                              tp) / ctx.compute_factor
+def _gemm_s(ctx, grid, b, moe=False):
+    """One layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind):
+    a dense layer's, or with moe a mixture-of-experts layer's at the grid's ep."""
+    tokens = b * ctx.seq_len / grid.cp
+    if moe:
+        seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
+                                         ctx.shape.experts, grid.ep)
+    else:
+        seconds = layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
+                                     grid.tp)
+    return seconds / ctx.compute_factor
+
+
+def _stage_gemm_s(ctx, grid, stage, b):
+    """A stage's forward GEMM seconds for a micro-batch of b: its dense and mixture-of-experts layers."""
+    out = stage.dense * _gemm_s(ctx, grid, b) if stage.dense else 0.0
+    if stage.moe:
+        out += stage.moe * _gemm_s(ctx, grid, b, moe=True)
+    return out
 
 
 class _Compute:
     """Compute seconds per sequence of one stage at any micro-batch.
 
     From the probe (b = 1): `base` the stage's compute per sequence without
-    its per-layer pass overheads, `replay` what full recompute adds. A dense
-    layer runs its forward GEMMs three times (forward, and twice that in the
+    its per-layer pass overheads, `replay` what full recompute adds. A layer
+    runs its forward GEMMs three times (forward, and twice that in the
     backward; timing.layer_times) and once more in a full replay, each at the
-    rate of its own shape (efficiency.layer_gemm_seconds); the output layer
-    at its bf16 rate (step_time.output_layer_times); attention and
-    element-wise work are linear in b. So a dense stage's compute at b is the
-    probe's with the GEMMs swapped for their time at b (exact, with flash
-    attention). With mixture of experts (expert GEMMs of their own shapes)
-    or without flash attention (attention at the GEMM rate) the bound scales the
+    rate of its own shape (efficiency.layer_gemm_seconds,
+    moe_layer_gemm_seconds); the output layer at its bf16 rate
+    (step_time.output_layer_times); with flash attention, attention and
+    element-wise work are linear in b. So the stage's compute at b is the
+    probe's with the GEMMs swapped for their time at b (exact). Without flash
+    attention (attention at the GEMM rate of its shape) the bound scales the
     probe's by the most a GEMM's efficiency can grow, (r + T0 / b) / (r + T0)
     for its smallest GEMM of r rows (efficiency.gemm_efficiency).
     """
 
-    __slots__ = ("ctx", "tp", "cp", "layers", "output", "base", "replay", "dense", "gemm_1", "rows", "token_scale")
+    __slots__ = ("ctx", "grid", "stage", "base", "replay", "exact", "gemm_1", "rows", "token_scale")
 
-    def __init__(self, ctx, grid, base, replay, layers, output):
-        self.ctx, self.tp, self.cp, self.layers, self.output = ctx, grid.tp, grid.cp, layers, output
+    def __init__(self, ctx, grid, base, replay, stage):
+        self.ctx, self.grid, self.stage = ctx, grid, stage
         self.base, self.replay = base, replay
-        # Exact for dense layers with flash attention (its kernel's rate does not
-        # depend on b); without it attention runs at the GEMM rate of its shape.
-        self.dense = ctx.shape.experts is None and ctx.flash
-        if self.dense:
-            self.gemm_1 = _gemm_s(ctx, grid.tp, grid.cp, 1)
-            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if output else (0.0, 0.0)
-            self.base = base - 3.0 * layers * self.gemm_1 - logits[0] - logits[1]
-            self.replay = replay - layers * self.gemm_1
+        self.exact = ctx.flash
+        if self.exact:
+            self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
+            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+            self.base = base - 3.0 * self.gemm_1 - logits[0] - logits[1]
+            self.replay = replay - self.gemm_1
         self.rows = _smallest_gemm_rows(ctx, grid)
         self.token_scale = cal.GEMM_TOKEN_SCALE[ctx.device.id]
 
     def per_sequence(self, b, full):
         """Seconds per sequence at micro-batch b, never above the model's."""
-        if not self.dense:
+        if not self.exact:
             speedup = (self.rows + self.token_scale / b) / (self.rows + self.token_scale)
             return (self.base + (self.replay if full else 0.0)) * speedup
-        gemm = self.gemm_1 if b == 1 else _gemm_s(self.ctx, self.tp, self.cp, b) / b
-        out = self.base + 3.0 * self.layers * gemm
-        if self.output:
-            logits = output_layer_times(self.ctx, self.tp, self.cp, b)
+        gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
+        out = self.base + 3.0 * gemm
+        if self.stage.output:
+            logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
             out += (logits[0] + logits[1]) / b
         if full:
-            out += self.replay + self.layers * gemm
+            out += self.replay + gemm
         return out * _ROUNDING
+
+
+class _ExpertPlan:
+    """The fields step_time.expert_alltoall_times reads from a plan."""
+
+    __slots__ = ("tp", "cp", "ep", "micro_batch", "recompute")
+
+    def __init__(self, grid, micro_batch, recompute):
+        self.tp, self.cp, self.ep, self.micro_batch, self.recompute = grid.tp, grid.cp, grid.ep, micro_batch, recompute
+
+
+def _expert_exchange_s(ctx, grid, b, recompute):
+    """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
+    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own)."""
+    if grid.ep == 1:
+        return 0.0
+    return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
 
 
 class _ContextParallel:
@@ -244,9 +273,17 @@ class _Fsdp:
         return (scale * (self.gather + self.reduce), scale * (2.0 * self.gather + self.reduce))
 
 
+def shared_floor_applies(ctx):
+    """Whether SharedFloor holds for the workload: flash attention and layers all of one kind."""
+    experts = ctx.shape.experts
+    return ctx.flash and (experts is None or not experts.dense_layers)
+
+
 class SharedFloor:
-    """A lower bound on the step of every plan of every grid with one tp and
-    cp, from one probe of one of them (dense models: every layer is the same).
+    """A lower bound on the step of every plan of every grid with one tp, cp
+    and ep, from one probe of one of them, for models whose layers are all
+    of one kind (dense, or mixture of experts without dense layers;
+    shared_floor_applies) and flash attention.
 
     The probe's slowest stage gives one layer's compute per sequence (its
     compute less the output layer's, step_time.output_layer_times, over its
@@ -267,7 +304,8 @@ class SharedFloor:
         layers = stage.layers
         overhead = cal.LAYER_PASS_OVERHEAD_S
         forward, backward = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
-        gemm = _gemm_s(ctx, grid.tp, grid.cp, 1)
+        moe = ctx.shape.experts is not None
+        gemm = _gemm_s(ctx, grid, 1, moe)
         # One layer per sequence without its forward GEMMs (three times in a
         # step, once more in a full replay; see _Compute) and pass overheads.
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences
@@ -303,7 +341,7 @@ class SharedFloor:
         b = largest_micro_batch
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
-        gemm = _gemm_s(ctx, grid.tp, grid.cp, b) / b
+        gemm = _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b
         layer = self.layer_s + 3.0 * gemm
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":
@@ -312,6 +350,9 @@ class SharedFloor:
         tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) / self.tp_overlap_steps
               if self.tp_s_at_asymptote else 0.0)
         exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
+        if ctx.shape.experts is not None:
+            # Every layer is a mixture of experts here (shared_floor_applies).
+            exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
         forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
         logits = (forward + backward) / b
         busy = 0.0
@@ -344,8 +385,8 @@ class StepBound:
     grow with b and reach a higher fraction of bus bandwidth
     (comms.size_efficiency); overlapped TP exposes at least one ring step of
     t; recompute adds time to every micro-batch; the context-parallel
-    exchange is the model's (_ContextParallel); the expert-parallel
-    all-to-all counts as zero. Exposed DP time (ZeRO 0-2) is at
+    exchange is the model's (_ContextParallel), and so is the expert-parallel
+    all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
     least the collective minus the window of one micro-batch, which is at
     most the busy time per micro-batch (twice that with experts on the
     modern stack: the shared and the expert gradients each hide behind it).
@@ -356,7 +397,7 @@ class StepBound:
     """
 
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
-                 "compute", "forward_overhead_s", "cp", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
+                 "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
                  "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s")
 
@@ -383,7 +424,8 @@ class StepBound:
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
         logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
-        self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage.layers, stage.output)
+        self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
+        self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
         self.cp = (_ContextParallel(ctx, grid, probe, sequences, _stage_layers(grid, ctx.layers, kind))
                    if cp > 1 and probe.cp_comm_total_s > 0.0 else None)
         # Message sizes of one sequence (s / cp tokens per GPU); a micro-batch of b sends b times as much.
@@ -464,6 +506,8 @@ class StepBound:
         busy = sequences * self.compute.per_sequence(b, recompute == "full") + m * overhead + tp
         if self.cp is not None:
             busy += m * self.cp.seconds(b)
+        if self.moe_layers:
+            busy += m * self.moe_layers * _expert_exchange_s(self.ctx, self.grid, b, recompute)
         return busy
 
     def floor(self, largest_micro_batch, recompute="none"):

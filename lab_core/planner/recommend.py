@@ -20,6 +20,7 @@ from .diagram import diagram
 from .meters import meters
 from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
+from . import reuse
 from .pins import parse_pins
 from .search import Choices, search
 from .space import Grid, space_for
@@ -204,14 +205,33 @@ def recommend(workload, pins=None):
     """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
+    if pins is not None and not isinstance(pins, dict):
+        return _recommend(workload, pins)  # parse_pins names the problem
+    key = reuse.workload_key(workload, pins)
+    plan = reuse.PLANS.get(key)
+    if plan is None:
+        plan = _recommend(workload, pins)
+        reuse.PLANS.put(key, plan)
+    return plan
+
+
+def _recommend(workload, pins):
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
     pinned = parse_pins(workload, pins, space)
     floor = floor_memory if pinned is None else Choices(workload.flash_attention, pinned).floor_memory
-    used = _gpus_to_use(workload, space, usable, pinned, floor)
-    w = _with_gpus(workload, used)
-    result = search(w, pinned)
+    key = reuse.search_key(workload, pins)
+    earlier = reuse.SEARCHES.get(key)
+    if earlier is not None:
+        used = earlier.gpus_used
+        w = _with_gpus(workload, used)
+        result = reuse.retarget(earlier, w)
+    else:
+        used = _gpus_to_use(workload, space, usable, pinned, floor)
+        w = _with_gpus(workload, used)
+        result = search(w, pinned)
+        reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
@@ -262,5 +282,6 @@ def recommend(workload, pins=None):
         "layouts": result.layouts,
         "layouts_feasible": result.layouts_feasible,
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
+        "reused": earlier is not None,
     }
     return plan

@@ -36,7 +36,7 @@ from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import SharedFloor, StepBound, fits, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 
@@ -255,6 +255,7 @@ def search(workload, pins=None):
     floors = []
     live = []
     shared = {}
+    shared_floor = shared_floor_applies(ctx)
     for grid in grids:
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
@@ -266,11 +267,11 @@ def search(workload, pins=None):
         largest = _largest_micro_batch(run, grid, choices)
         if largest is None:
             continue
-        if ctx.shape.experts is None and ctx.flash:
-            # Dense with flash attention: one probe per (tp, cp) bounds every grid of it (bounds.SharedFloor).
-            reference = shared.get((grid.tp, grid.cp))
+        if shared_floor:
+            # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+            reference = shared.get((grid.tp, grid.cp, grid.ep))
             if reference is None:
-                reference = shared[(grid.tp, grid.cp)] = SharedFloor(ctx, grid, run.probe(grid).report)
+                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
             rows = _interleave_rows(ctx, grid, choices, largest)
             if not rows:
                 continue

@@ -7,7 +7,7 @@ import pytest
 
 from lab_core import Parallelism, evaluate
 from lab_core.context import context_for
-from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory
+from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies
 from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
@@ -50,12 +50,12 @@ def test_memory_is_exact_and_step_bound_never_exceeds_evaluate(w, par):
     assert every_zero <= lower * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if w.shape.experts is None and w.flash_attention][:150])
+@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
 def test_shared_floor_never_exceeds_evaluate(w, par):
-    """The floor from another grid's probe with the same tp and cp (dense models, flash attention)."""
+    """The floor from another grid's probe with the same tp, cp and ep (layers of one kind, flash attention)."""
     wctx = context_for(w)
     grid = Grid.of(par)
-    others = [g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp) == (grid.tp, grid.cp)]
+    others = [g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp, g.ep) == (grid.tp, grid.cp, grid.ep)]
     reference = others[(par.micro_batch + par.interleave) % len(others)]
     probe = evaluate(w, Parallelism(zero=1 if reference.shards else 0, sequence_parallel=reference.tp > 1,
                                     **reference.parallelism_fields()))
