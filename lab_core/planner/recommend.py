@@ -192,7 +192,7 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     return out
 
 
-def recommend(workload, pins=None):
+def recommend(workload, pins=None, budget=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
     pins: None, or a dict of Parallelism fields the plan must have (pins.py:
@@ -202,20 +202,26 @@ def recommend(workload, pins=None):
     LabInputError naming the field, the value and the nearest valid values.
     When nothing with the pins fits, the plan says so and its closest plan
     has the pins.
+
+    budget: a quick answer (the lab's first answer to a slider move): the
+    search stops after this many evaluated plans once one fits; the Plan is
+    then `provisional` (the best plan found so far, which fits) and the full
+    search gives the final one. A finished search, or one reused, is final.
     """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     if pins is not None and not isinstance(pins, dict):
-        return _recommend(workload, pins)  # parse_pins names the problem
+        return _recommend(workload, pins, None)  # parse_pins names the problem
     key = reuse.workload_key(workload, pins)
     plan = reuse.PLANS.get(key)
     if plan is None:
-        plan = _recommend(workload, pins)
-        reuse.PLANS.put(key, plan)
+        plan = _recommend(workload, pins, budget)
+        if not plan.provisional:
+            reuse.PLANS.put(key, plan)
     return plan
 
 
-def _recommend(workload, pins):
+def _recommend(workload, pins, budget):
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
@@ -230,14 +236,16 @@ def _recommend(workload, pins):
     else:
         used = _gpus_to_use(workload, space, usable, pinned, floor)
         w = _with_gpus(workload, used)
-        result = search(w, pinned)
-        reuse.SEARCHES.put(key, result)
+        result = search(w, pinned, budget)
+        if result.complete:
+            reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
     plan.gpus_used = used
     plan.usable_bytes = usable
     plan.no_fit = None
+    plan.provisional = not result.complete
     if result.chosen is not None:
         cand = result.chosen
         plan.fits = True
@@ -283,5 +291,6 @@ def _recommend(workload, pins):
         "layouts_feasible": result.layouts_feasible,
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
         "reused": earlier is not None,
+        "complete": result.complete,
     }
     return plan

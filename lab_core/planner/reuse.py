@@ -95,4 +95,5 @@ def retarget(result, workload):
     out.candidates = list(fresh.values())
     out.evaluated = len(fresh)
     out.considered = 0
+    out.complete = True
     return out

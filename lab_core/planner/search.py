@@ -104,11 +104,15 @@ class SearchResult:
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
                  "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
-                 "considered")
+                 "considered", "complete")
+
+
+class _OutOfBudget(Exception):
+    """The search's evaluation budget ran out (search(budget=...))."""
 
 
 class _Search:
-    def __init__(self, workload, pins):
+    def __init__(self, workload, pins, budget=None):
         self.w = workload
         self.ctx = context_for(workload)
         self.pins = pins
@@ -125,12 +129,18 @@ class _Search:
         self.class_best = {}
         self.seen = {}
         self.bounds = {}
+        self.budget = budget
+        self.floors = []
+        # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
+        self.layouts = (0, 0, 0)
 
     def run_eval(self, par, candidate=True):
         """evaluate() once per plan; a candidate (a plan that matches the pins) that fits is ranked."""
         key = plan_key(par)
         cand = self.seen.get(key)
         if cand is None:
+            if self.budget is not None and self.evaluated >= self.budget and self.fitting:
+                raise _OutOfBudget
             self.evaluated += 1
             cand = Candidate(par, evaluate(self.w, par), self.goodput, self.usable, self.replica_state)
             self.seen[key] = cand
@@ -240,10 +250,46 @@ class Choices:
         return plan_memory(ctx, grid, *self.floor(grid))
 
 
-def search(workload, pins=None):
+def search(workload, pins=None, budget=None):
     """Search `workload` (whose gpus is already a count some grid uses) over the
-    plans that match `pins` (a pins.Pins, or None for the whole space)."""
-    run = _Search(workload, pins)
+    plans that match `pins` (a pins.Pins, or None for the whole space).
+
+    budget: stop after this many evaluated plans once one fits (the result's
+    `complete` is then False and its chosen plan the best found so far)."""
+    run = _Search(workload, pins, budget)
+    complete = True
+    try:
+        layouts, feasible, expanded = _run(run, pins)
+    except _OutOfBudget:
+        complete = False
+        layouts, feasible, expanded = run.layouts
+    result = SearchResult()
+    result.complete = complete
+    result.workload = workload
+    result.gpus_used = workload.gpus
+    result.usable_bytes = run.usable
+    result.evaluated = run.evaluated
+    result.considered = run.considered
+    result.layouts, result.layouts_feasible, result.layouts_expanded = layouts, feasible, expanded
+    result.candidates = run.fitting
+    fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
+    result.best = fastest[0] if fastest else None
+    result.stage_best = {}
+    for cand in fastest:
+        result.stage_best.setdefault(cand.stage, cand)
+    if run.fitting:
+        band = run.best * (1.0 - TIE_TOLERANCE)
+        result.chosen = min((k for k in run.fitting if k.score >= band), key=ranking_key)
+        result.closest = None
+    else:
+        result.chosen = None
+        result.closest = _closest(run, run.floors)
+    return result
+
+
+def _run(run, pins):
+    """The search itself; fills `run` and returns (grids, grids that fit, grids expanded)."""
+    workload = run.w
     ctx = run.ctx
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
@@ -252,7 +298,7 @@ def search(workload, pins=None):
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
-    floors = []
+    floors = run.floors
     live = []
     shared = {}
     shared_floor = shared_floor_applies(ctx)
@@ -283,6 +329,7 @@ def search(workload, pins=None):
     # whose floor cannot matter is never probed nor expanded into its rows.
     live.sort(key=lambda item: (item[0], item[1]))
     feasible = 0
+    run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
     for floor_s, grid, largest, full_s in live:
         classes = _shape_classes(grid)
@@ -295,31 +342,10 @@ def search(workload, pins=None):
         layout = _Layout(run, grid, bound, choices)
         if layout.rows:
             feasible += 1
+            run.layouts = (len(grids), len(live), feasible)
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
                 _search_layout(run, layout, choices)
-    result = SearchResult()
-    result.workload = workload
-    result.gpus_used = workload.gpus
-    result.usable_bytes = usable
-    result.evaluated = run.evaluated
-    result.considered = run.considered
-    result.layouts = len(grids)
-    result.layouts_feasible = len(live)
-    result.layouts_expanded = feasible
-    result.candidates = run.fitting
-    fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
-    result.best = fastest[0] if fastest else None
-    result.stage_best = {}
-    for cand in fastest:
-        result.stage_best.setdefault(cand.stage, cand)
-    if run.fitting:
-        band = run.best * (1.0 - TIE_TOLERANCE)
-        result.chosen = min((k for k in run.fitting if k.score >= band), key=ranking_key)
-        result.closest = None
-    else:
-        result.chosen = None
-        result.closest = _closest(run, floors)
-    return result
+    return len(grids), len(live), feasible
 
 
 def _interleave_rows(ctx, grid, choices, largest):
