@@ -48,16 +48,19 @@ def time_recommend(cases, repeat):
 def time_slider_walks(walks, session_config):
     """The worker's work per slider move, by part, over drags of each slider
     from each starting state (caches as the page has them: warm from the
-    moves before). Parts: the planner (Workload + recommend), the plan as a
-    dict, the view (lab_view.render_result), the JSON the worker sends."""
+    moves before). Parts of the first answer (the quick search the page asks
+    for first): the planner (Workload + recommend), the plan as a dict, the
+    view (lab_view.render_result), the JSON the worker sends; and, for moves
+    whose first answer was provisional, the full search that refines it."""
     from lab_core import Workload
     from lab_core.planner import recommend
+    from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
     from lab_view.view import render_result
 
     catalog, kinds = session_config["catalog"], session_config["kinds"]
     _forget()
-    parts = {"planner": [], "plan_dict": [], "view": [], "json": [], "total": []}
-    by_slider, evaluated = {}, []
+    parts = {"planner": [], "plan_dict": [], "view": [], "json": [], "total": [], "refine": []}
+    by_slider, evaluated, provisional = {}, [], 0
     for walk in walks:
         state = dict(walk["start"])
         recommend(Workload(**state))  # the page had answered the starting state
@@ -65,7 +68,8 @@ def time_slider_walks(walks, session_config):
             inputs = dict(state, **{walk["slider"]: stop})
             t0 = time.perf_counter()
             workload = Workload(**inputs)
-            plan = recommend(workload)
+            # The page's first answer: the quick search (Session(quick=True)).
+            plan = recommend(workload, budget=QUICK_SEARCH_EVALUATIONS)
             t1 = time.perf_counter()
             result = {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),
                       "plan": plan.to_dict()}
@@ -79,7 +83,14 @@ def time_slider_walks(walks, session_config):
                 parts[name].append((b - a) * 1e3)
             by_slider.setdefault(walk["slider"], []).append((t4 - t0) * 1e3)
             evaluated.append(plan.search["plans_evaluated"])
-    return {"parts": {name: summarize(values) for name, values in parts.items()},
+            if plan.provisional:
+                # The full search the page asks for when the reader stops (no view: timed like the planner part).
+                provisional += 1
+                t5 = time.perf_counter()
+                recommend(Workload(**inputs))
+                parts["refine"].append((time.perf_counter() - t5) * 1e3)
+    return {"parts": {name: summarize(values) for name, values in parts.items() if values},
+            "provisional": provisional, "moves": len(evaluated),
             "by_slider": {name: summarize(values) for name, values in by_slider.items()},
             "plans_evaluated": {"median": statistics.median(evaluated), "p95": percentile(evaluated, 0.95),
                                 "max": max(evaluated)}}
