@@ -21,6 +21,7 @@ from lab_core.export import export
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
 from lab_core.planner.api import plan_json
+from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 from lab_core.workload import Workload
 
 from .compare import compare_html, compare_rows, compare_summary
@@ -51,12 +52,12 @@ class Session:
         # and the latest answer, which the extras request asks about next.
         self.plans = {}
 
-    def _plan_of(self, inputs, pins):
+    def _plan_of(self, inputs, pins, budget=None):
         """plan_json of a state, remembered for the compare baseline and the extras."""
-        key = json.dumps([inputs, pins], sort_keys=True)
+        key = json.dumps([inputs, pins, budget], sort_keys=True)
         result = self.plans.get(key)
         if result is None:
-            result = plan_json(inputs, pins or None)
+            result = plan_json(inputs, pins or None, budget)
             if len(self.plans) > 8:
                 self.plans.clear()
             self.plans[key] = result
@@ -117,12 +118,13 @@ class Session:
                 return None, notes, error
         return merged, notes, None
 
-    def _plan(self, inputs, merged, typed, notes, lenient, pins=None):
-        """plan_json of ``merged`` within ``pins``; when ``lenient``, each input
-        the model rejects is reported and put back to its value in ``inputs``."""
+    def _plan(self, inputs, merged, typed, notes, lenient, pins=None, budget=None):
+        """plan_json of ``merged`` within ``pins`` (``budget``: recommend()'s, for a
+        quick answer); when ``lenient``, each input the model rejects is reported
+        and put back to its value in ``inputs``."""
         pins = pins if pins is not None else {}
         for _ in range(len(typed or {}) + len(pins) + 1):
-            result = self._plan_of(merged, pins)
+            result = self._plan_of(merged, pins, budget)
             if result["ok"]:
                 return result, None
             error = render_error(result["error"], self.catalog, self.kinds)
@@ -137,18 +139,22 @@ class Session:
             merged[name] = inputs.get(name)
         return None, error
 
-    def evaluate(self, inputs, typed=None, lenient=False, pins=None, units="gb", compare=None):
-        """Return ``{"ok", "inputs", "pins", "view", "notes", "compare"}`` or
-        ``{"ok": False, "inputs", "error"}``.
+    def evaluate(self, inputs, typed=None, lenient=False, pins=None, units="gb", compare=None, quick=False):
+        """Return ``{"ok", "inputs", "pins", "view", "notes", "compare", "provisional"}``
+        or ``{"ok": False, "inputs", "error"}``.
 
         ``pins``: {field: text} of pinned plan choices (pins.PIN_FIELDS);
         ``units``: how memory is written ("gb" or "gib"); ``compare``: a
         pinned state A, ``{"inputs", "pins"}``, to show beside this plan.
-        ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped."""
+        ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped.
+        ``quick``: the planner stops after QUICK_SEARCH_EVALUATIONS plans once one
+        fits; ``provisional`` is then True when that cut the search short (the
+        page shows the answer as refining and asks again without ``quick``)."""
         pins = read_pins(pins)
         merged, notes, error = self._parse_typed(inputs, typed, lenient)
         if error is None:
-            result, error = self._plan(inputs, merged, typed, notes, lenient, pins)
+            budget = QUICK_SEARCH_EVALUATIONS if quick else None
+            result, error = self._plan(inputs, merged, typed, notes, lenient, pins, budget)
         if error is not None:
             return {"ok": False, "inputs": inputs, "error": error}
         words = self.words(units)
@@ -156,11 +162,12 @@ class Session:
         report = plan["report"]
         decisions = _decision_keys(plan)
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
-        self.previous = decisions
+        if not plan["provisional"]:
+            self.previous = decisions  # what changed is judged against the last final answer
         view = render_result(result, report, words, self.kinds, changed)
         view["preset"] = preset_view(merged, result["shape"], words)
         out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
-               "notes": notes, "compare": None}
+               "notes": notes, "compare": None, "provisional": plan["provisional"]}
         if compare is not None:
             out["compare"] = self._compare(compare, result, words)
         return out
@@ -211,7 +218,8 @@ class Session:
                                      bool(request.get("curves")), request.get("export"), bool(request.get("pins")))
             else:
                 result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")),
-                                       request.get("pins"), request.get("units", "gb"), request.get("compare"))
+                                       request.get("pins"), request.get("units", "gb"), request.get("compare"),
+                                       bool(request.get("quick")))
         except Exception as err:  # noqa: BLE001 - reported to the reader, never swallowed silently
             result = {"ok": False, "inputs": request.get("inputs", {}),
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}

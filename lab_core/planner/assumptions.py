@@ -82,3 +82,9 @@ CP_MIN_SEQ_LEN = 8192
 # trained 128K-token sequences with CP 16 (arXiv:2407.21783 Table 4); 32 leaves
 # one step beyond. TEACHING ASSUMPTION.
 CP_MAX = 32
+
+# The lab's first answer to a slider move: the search stops after this many
+# evaluated plans once one fits, the page shows that plan as "refining…" and
+# asks for the full search right after (issue 19: an answer within one frame).
+# Not a teaching assumption: a speed setting with no effect on the final plan.
+QUICK_SEARCH_EVALUATIONS = 24

@@ -12,50 +12,32 @@ time, so a model change that breaks either shows up there.
 """
 from .. import calibration as cal
 from ..comms import size_efficiency
-from ..gpu_memory import stage_activations, stage_params, stages, state_parts
+from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
+from ..gpu_memory import stage_params
+from .memory_table import table_for
 from ..sync import fsdp_unit_times, optimizer_time, zero3_times
-from ..step_time import output_layer_times
+from ..step_time import expert_alltoall_times, output_layer_times
 
-__all__ = ("StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
+__all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
 
-_STAGES = {}
-
-
 def grid_stages(ctx, grid):
-    """The kinds of stage of the grid's pipeline split (gpu_memory.stages), memoised."""
-    first, middle, last = grid.split(ctx.layers)
-    experts = ctx.shape.experts
-    key = (grid.pp, first, middle, last, None if experts is None else experts.dense_layers)
-    kinds = _STAGES.get(key)
-    if kinds is None:
-        if len(_STAGES) > 4096:
-            _STAGES.clear()
-        kinds = _STAGES[key] = stages(*key)
-    return kinds
+    """The kinds of stage of the grid's pipeline split (gpu_memory.stages)."""
+    return table_for(ctx).kinds(grid)
 
 
 def stage_state_bytes(ctx, grid, zero):
     """Training state of each kind of stage (grid_stages order), as gpu_memory.memory_of counts it:
     shared weights sharded over the dp x cp ranks, experts over the tp cp dp / ep ranks."""
-    out = []
-    for stage in grid_stages(ctx, grid):
-        shared, expert = stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)
-        weights, grads, optimizer = state_parts(ctx, grid.tp, shared, grid.dp * grid.cp, zero, expert,
-                                                grid.expert_ranks, grid.ep)
-        out.append(weights + grads + optimizer)
-    return tuple(out)
+    return table_for(ctx).states(grid, zero)
 
 
 def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel=None):
     """Activations of each kind of stage (gpu_memory.stage_activations) of a plan
     with micro-batch b on the grid's dp replicas. Sequence parallelism is on whenever
     tp > 1 unless sequence_parallel says otherwise (the planner's rule, see search.py)."""
-    micro_batches = ctx.batch_sequences // grid.dp // micro_batch
     sp = grid.tp > 1 if sequence_parallel is None else sequence_parallel
-    return tuple(stage_activations(ctx, grid.tp, grid.cp, grid.pp, stage, recompute, sp, micro_batch, micro_batches,
-                                   interleave)[1]
-                 for stage in grid_stages(ctx, grid))
+    return table_for(ctx).activations(grid, recompute, micro_batch, interleave, sp and grid.tp > 1)
 
 
 def fits(states, activations):
@@ -125,6 +107,94 @@ def _smallest_gemm_rows(ctx, grid):
         routed = grid.ep * per_rank * experts.per_token / experts.count
         rows = min(rows, per_rank, routed)
     return rows
+
+
+# Exact sums rebuilt from parts may round above the model's own; bounds give this much away.
+_ROUNDING = 1.0 - 1e-9
+
+
+def _gemm_s(ctx, grid, b, moe=False):
+    """One layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind):
+    a dense layer's, or with moe a mixture-of-experts layer's at the grid's ep."""
+    tokens = b * ctx.seq_len / grid.cp
+    if moe:
+        seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
+                                         ctx.shape.experts, grid.ep)
+    else:
+        seconds = layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
+                                     grid.tp)
+    return seconds / ctx.compute_factor
+
+
+def _stage_gemm_s(ctx, grid, stage, b):
+    """A stage's forward GEMM seconds for a micro-batch of b: its dense and mixture-of-experts layers."""
+    out = stage.dense * _gemm_s(ctx, grid, b) if stage.dense else 0.0
+    if stage.moe:
+        out += stage.moe * _gemm_s(ctx, grid, b, moe=True)
+    return out
+
+
+class _Compute:
+    """Compute seconds per sequence of one stage at any micro-batch.
+
+    From the probe (b = 1): `base` the stage's compute per sequence without
+    its per-layer pass overheads, `replay` what full recompute adds. A layer
+    runs its forward GEMMs three times (forward, and twice that in the
+    backward; timing.layer_times) and once more in a full replay, each at the
+    rate of its own shape (efficiency.layer_gemm_seconds,
+    moe_layer_gemm_seconds); the output layer at its bf16 rate
+    (step_time.output_layer_times); with flash attention, attention and
+    element-wise work are linear in b. So the stage's compute at b is the
+    probe's with the GEMMs swapped for their time at b (exact). Without flash
+    attention (attention at the GEMM rate of its shape) the bound scales the
+    probe's by the most a GEMM's efficiency can grow, (r + T0 / b) / (r + T0)
+    for its smallest GEMM of r rows (efficiency.gemm_efficiency).
+    """
+
+    __slots__ = ("ctx", "grid", "stage", "base", "replay", "exact", "gemm_1", "rows", "token_scale")
+
+    def __init__(self, ctx, grid, base, replay, stage):
+        self.ctx, self.grid, self.stage = ctx, grid, stage
+        self.base, self.replay = base, replay
+        self.exact = ctx.flash
+        if self.exact:
+            self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
+            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+            self.base = base - 3.0 * self.gemm_1 - logits[0] - logits[1]
+            self.replay = replay - self.gemm_1
+        self.rows = _smallest_gemm_rows(ctx, grid)
+        self.token_scale = cal.GEMM_TOKEN_SCALE[ctx.device.id]
+
+    def per_sequence(self, b, full):
+        """Seconds per sequence at micro-batch b, never above the model's."""
+        if not self.exact:
+            speedup = (self.rows + self.token_scale / b) / (self.rows + self.token_scale)
+            return (self.base + (self.replay if full else 0.0)) * speedup
+        gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
+        out = self.base + 3.0 * gemm
+        if self.stage.output:
+            logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
+            out += (logits[0] + logits[1]) / b
+        if full:
+            out += self.replay + gemm
+        return out * _ROUNDING
+
+
+class _ExpertPlan:
+    """The fields step_time.expert_alltoall_times reads from a plan."""
+
+    __slots__ = ("tp", "cp", "ep", "micro_batch", "recompute")
+
+    def __init__(self, grid, micro_batch, recompute):
+        self.tp, self.cp, self.ep, self.micro_batch, self.recompute = grid.tp, grid.cp, grid.ep, micro_batch, recompute
+
+
+def _expert_exchange_s(ctx, grid, b, recompute):
+    """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
+    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own)."""
+    if grid.ep == 1:
+        return 0.0
+    return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
 
 
 class _ContextParallel:
@@ -203,6 +273,100 @@ class _Fsdp:
         return (scale * (self.gather + self.reduce), scale * (2.0 * self.gather + self.reduce))
 
 
+def shared_floor_applies(ctx):
+    """Whether SharedFloor holds for the workload: flash attention and layers all of one kind."""
+    experts = ctx.shape.experts
+    return ctx.flash and (experts is None or not experts.dense_layers)
+
+
+class SharedFloor:
+    """A lower bound on the step of every plan of every grid with one tp, cp
+    and ep, from one probe of one of them, for models whose layers are all
+    of one kind (dense, or mixture of experts without dense layers;
+    shared_floor_applies) and flash attention.
+
+    The probe's slowest stage gives one layer's compute per sequence (its
+    compute less the output layer's, step_time.output_layer_times, over its
+    layers; at micro-batch b with the GEMMs at their rate for b, as in
+    _Compute), TP time and context-parallel exchange; a grid's stage of L
+    layers then has L of each, plus the output layer on the last stage. Each
+    stage's busy time is a lower bound for the slowest stage's, so the
+    largest of them is one; the rest is as StepBound.floor (least at the
+    largest micro-batch; no bubble, no exposed sync). It lets the search rule
+    out a grid before evaluating any plan of it.
+    """
+
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp")
+
+    def __init__(self, ctx, grid, probe):
+        sequences = ctx.batch_sequences // grid.dp
+        stage = next(k for k in grid_stages(ctx, grid) if k.kind == probe.bottleneck_stage)
+        layers = stage.layers
+        overhead = cal.LAYER_PASS_OVERHEAD_S
+        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+        moe = ctx.shape.experts is not None
+        gemm = _gemm_s(ctx, grid, 1, moe)
+        # One layer per sequence without its forward GEMMs (three times in a
+        # step, once more in a full replay; see _Compute) and pass overheads.
+        per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences
+        self.layer_s = (per_sequence - forward - backward) / layers - 2.0 * overhead - 3.0 * gemm
+        replay = ((probe.forward_s - probe.recompute_s) / sequences - forward) / layers - overhead
+        self.replay_s = (replay if replay > 0.0 else 0.0) - gemm
+        tokens = ctx.seq_len / grid.cp
+        self.tp_message_bytes = 2.0 * tokens * ctx.hidden
+        self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
+                                  if grid.tp > 1 else 0.0)
+        self.tp_overlap_steps = grid.tp if ctx.tp_overlap and grid.tp > 1 else 1
+        self.cp = None
+        if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
+            self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
+            self.cp.layers = 1  # one layer's exchange; each stage has L of them
+
+    def least(self, ctx, grid, rows, recompute="none"):
+        """Seconds no plan of `grid` beats, over its micro-batch rows
+        [(b, largest interleave at b)]: the least over b of the busy time plus
+        the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step."""
+        best = None
+        for b, v in rows:
+            busy = self.floor(ctx, grid, b, recompute, optimizer=False)
+            step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
+            if best is None or step < best:
+                best = step
+        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+
+    def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
+        """Seconds no plan of `grid` with a micro-batch of at most
+        `largest_micro_batch` (recomputing fully, with recompute="full") beats."""
+        b = largest_micro_batch
+        sequences = ctx.batch_sequences // grid.dp
+        m = sequences // b
+        gemm = _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b
+        layer = self.layer_s + 3.0 * gemm
+        overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
+        if recompute == "full":
+            layer += self.replay_s + gemm
+            overhead += cal.LAYER_PASS_OVERHEAD_S
+        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) / self.tp_overlap_steps
+              if self.tp_s_at_asymptote else 0.0)
+        exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
+        if ctx.shape.experts is not None:
+            # Every layer is a mixture of experts here (shared_floor_applies).
+            exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
+        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
+        logits = (forward + backward) / b
+        busy = 0.0
+        for stage in grid_stages(ctx, grid):
+            L = stage.layers
+            compute = (L * layer + (logits if stage.output else 0.0)) * _ROUNDING
+            stage_busy = sequences * compute + m * L * overhead + L * (tp + exchange)
+            if stage_busy > busy:
+                busy = stage_busy
+        if not optimizer:
+            return busy
+        return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+
+
 class StepBound:
     """Lower bound on step time for any plan of one grid.
 
@@ -221,8 +385,8 @@ class StepBound:
     grow with b and reach a higher fraction of bus bandwidth
     (comms.size_efficiency); overlapped TP exposes at least one ring step of
     t; recompute adds time to every micro-batch; the context-parallel
-    exchange is the model's (_ContextParallel); the expert-parallel
-    all-to-all counts as zero. Exposed DP time (ZeRO 0-2) is at
+    exchange is the model's (_ContextParallel), and so is the expert-parallel
+    all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
     least the collective minus the window of one micro-batch, which is at
     most the busy time per micro-batch (twice that with experts on the
     modern stack: the shared and the expert gradients each hide behind it).
@@ -233,8 +397,7 @@ class StepBound:
     """
 
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
-                 "compute_s_per_sequence", "forward_overhead_s", "gemm_rows", "token_scale", "cp",
-                 "full_recompute_s_per_sequence", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
+                 "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
                  "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s")
 
@@ -254,20 +417,15 @@ class StepBound:
         # Fixed per-layer pass overheads of one micro-batch: forward and backward.
         self.forward_overhead_s = layer_overhead
         self.overhead_s_per_micro_batch = 2.0 * layer_overhead
-        # Per-sequence time (GEMMs, element-wise, logits, flash recompute) at the
-        # probe's micro-batch of one, the slowest any micro-batch runs; a
-        # micro-batch of b runs it at least (r + T0 / b) / (r + T0) times as
-        # fast (efficiency.gemm_efficiency: E / (1 + T0 / rows + W0 / width),
-        # rows b r for the smallest GEMM, r, of the layer; the other parts do not speed up).
-        self.gemm_rows = _smallest_gemm_rows(ctx, grid)
-        self.token_scale = cal.GEMM_TOKEN_SCALE[ctx.device.id]
+        # Per-sequence time (GEMMs, element-wise, logits, flash recompute) of
+        # the probe's stage, and what a full replay of each layer's forward
+        # (not the logits) adds instead of flash attention's attention-only replay.
+        stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
-        self.compute_s_per_sequence = per_sequence
-        # Full recompute replays each layer's forward (not the logits) instead
-        # of flash attention's attention-only replay.
-        logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if kind == "last" or pp == 1 else 0.0
+        logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
-        self.full_recompute_s_per_sequence = replay if replay > 0.0 else 0.0
+        self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
+        self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
         self.cp = (_ContextParallel(ctx, grid, probe, sequences, _stage_layers(grid, ctx.layers, kind))
                    if cp > 1 and probe.cp_comm_total_s > 0.0 else None)
         # Message sizes of one sequence (s / cp tokens per GPU); a micro-batch of b sends b times as much.
@@ -315,25 +473,10 @@ class StepBound:
         swallows the sync): the bound is the least g over those.
         """
         b, v = micro_batch, interleave
-        sequences = self.sequences_per_replica
-        m = sequences // b
-        tp = 0.0
-        if self.tp_comm_s_at_asymptote:
-            tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
-            if sequence_parallel:
-                tp /= self.tp_overlap_steps
+        m = self.sequences_per_replica // b
+        busy = self._busy(b, recompute, sequence_parallel)
         sends = (v * self.sends_s_at_asymptote / size_efficiency(self.send_message_bytes * b)
                  if self.sends_s_at_asymptote else 0.0)
-        per_sequence = self.compute_s_per_sequence
-        overhead = self.overhead_s_per_micro_batch
-        if recompute == "full":
-            per_sequence += self.full_recompute_s_per_sequence
-            overhead += self.forward_overhead_s
-        rows = self.gemm_rows
-        speedup = (rows + self.token_scale / b) / (rows + self.token_scale)
-        busy = sequences * per_sequence * speedup + m * overhead + tp
-        if self.cp is not None:
-            busy += m * self.cp.seconds(b)
         # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends.
         drain = (self.pp - 1.0) / v / m
         if not self.syncs:
@@ -347,6 +490,35 @@ class StepBound:
             z3 = self._least(busy, sends, drain, m, v, True)
             best = z3 if best is None or z3 < best else best
         return best
+
+    def _busy(self, b, recompute, sequence_parallel):
+        """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""
+        sequences = self.sequences_per_replica
+        m = sequences // b
+        tp = 0.0
+        if self.tp_comm_s_at_asymptote:
+            tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
+            if sequence_parallel:
+                tp /= self.tp_overlap_steps
+        overhead = self.overhead_s_per_micro_batch
+        if recompute == "full":
+            overhead += self.forward_overhead_s
+        busy = sequences * self.compute.per_sequence(b, recompute == "full") + m * overhead + tp
+        if self.cp is not None:
+            busy += m * self.cp.seconds(b)
+        if self.moe_layers:
+            busy += m * self.moe_layers * _expert_exchange_s(self.ctx, self.grid, b, recompute)
+        return busy
+
+    def floor(self, largest_micro_batch, recompute="none"):
+        """Lower bound on the step of every plan of the grid whose micro-batch
+        is at most `largest_micro_batch` (and, with recompute="full", that
+        recomputes fully): each part of the busy time is least at the largest
+        micro-batch (GEMM rates and message sizes grow with b, fixed
+        per-micro-batch costs fall), with sequence parallelism on, no bubble
+        and no exposed sync; plus the least optimizer step."""
+        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
+        return self._busy(largest_micro_batch, recompute, True) + optimizer
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""

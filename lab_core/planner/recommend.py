@@ -20,6 +20,7 @@ from .diagram import diagram
 from .meters import meters
 from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
+from . import reuse
 from .pins import parse_pins
 from .search import Choices, search
 from .space import Grid, space_for
@@ -77,6 +78,23 @@ def _checkpoint(report, gpus):
         "train_time_at_optimal_s": at_daly,
         "time_saved_s": saved,
         "gpu_hours_saved": None if saved is None else saved * gpus / 3600.0,
+    }
+
+
+def _no_fit(workload, closest, found, usable):
+    """How far the closest plan is from fitting, and the fewest GPUs (and their grid) that would fit."""
+    r = closest.report
+    return {
+        "closest_parallelism": closest.parallelism.to_dict(),
+        "memory_bytes": r.memory_bytes,
+        "usable_bytes": usable,
+        "device_bytes": r.device_bytes,
+        "overflow_bytes": r.memory_bytes - usable,
+        "overflow_ratio": r.memory_bytes / usable,
+        "min_gpus": None if found is None else found[0],
+        "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
+        "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
+        "gpus_searched": MAX_GPUS_SEARCHED,
     }
 
 
@@ -174,7 +192,7 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     return out
 
 
-def recommend(workload, pins=None):
+def recommend(workload, pins=None, budget=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
     pins: None, or a dict of Parallelism fields the plan must have (pins.py:
@@ -184,23 +202,50 @@ def recommend(workload, pins=None):
     LabInputError naming the field, the value and the nearest valid values.
     When nothing with the pins fits, the plan says so and its closest plan
     has the pins.
+
+    budget: a quick answer (the lab's first answer to a slider move): the
+    search stops after this many evaluated plans once one fits; the Plan is
+    then `provisional` (the best plan found so far, which fits) and the full
+    search gives the final one. A finished search, or one reused, is final.
     """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
+    if pins is not None and not isinstance(pins, dict):
+        return _recommend(workload, pins, None)  # parse_pins names the problem
+    key = reuse.workload_key(workload, pins)
+    plan = reuse.PLANS.get(key)
+    if plan is None:
+        plan = _recommend(workload, pins, budget)
+        if not plan.provisional:
+            reuse.PLANS.put(key, plan)
+    return plan
+
+
+def _recommend(workload, pins, budget):
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
     pinned = parse_pins(workload, pins, space)
     floor = floor_memory if pinned is None else Choices(workload.flash_attention, pinned).floor_memory
-    used = _gpus_to_use(workload, space, usable, pinned, floor)
-    w = _with_gpus(workload, used)
-    result = search(w, pinned)
+    key = reuse.search_key(workload, pins)
+    earlier = reuse.SEARCHES.get(key)
+    if earlier is not None:
+        used = earlier.gpus_used
+        w = _with_gpus(workload, used)
+        result = reuse.retarget(earlier, w)
+    else:
+        used = _gpus_to_use(workload, space, usable, pinned, floor)
+        w = _with_gpus(workload, used)
+        result = search(w, pinned, budget)
+        if result.complete:
+            reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
     plan.gpus_used = used
     plan.usable_bytes = usable
     plan.no_fit = None
+    plan.provisional = not result.complete
     if result.chosen is not None:
         cand = result.chosen
         plan.fits = True
@@ -209,19 +254,7 @@ def recommend(workload, pins=None):
         plan.fits = False
         found = smallest_fitting(requested, space, usable, floor=floor,
                                  accept=None if pinned is None else pinned.allows_grid)
-        r = cand.report
-        plan.no_fit = {
-            "closest_parallelism": cand.parallelism.to_dict(),
-            "memory_bytes": r.memory_bytes,
-            "usable_bytes": usable,
-            "device_bytes": wctx.device_bytes,
-            "overflow_bytes": r.memory_bytes - usable,
-            "overflow_ratio": r.memory_bytes / usable,
-            "min_gpus": None if found is None else found[0],
-            "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
-            "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
-            "gpus_searched": MAX_GPUS_SEARCHED,
-        }
+        plan.no_fit = _no_fit(workload, cand, found, usable)
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report
@@ -257,5 +290,7 @@ def recommend(workload, pins=None):
         "layouts": result.layouts,
         "layouts_feasible": result.layouts_feasible,
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
+        "reused": earlier is not None,
+        "complete": result.complete,
     }
     return plan

@@ -36,7 +36,7 @@ from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import StepBound, fits, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 
@@ -103,11 +103,16 @@ class SearchResult:
     """What recommend() needs from the search."""
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
-                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "considered")
+                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
+                 "considered", "complete")
+
+
+class _OutOfBudget(Exception):
+    """The search's evaluation budget ran out (search(budget=...))."""
 
 
 class _Search:
-    def __init__(self, workload, pins):
+    def __init__(self, workload, pins, budget=None):
         self.w = workload
         self.ctx = context_for(workload)
         self.pins = pins
@@ -123,18 +128,38 @@ class _Search:
         self.stage_best = {}
         self.class_best = {}
         self.seen = {}
+        self.bounds = {}
+        self.budget = budget
+        self.floors = []
+        # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
+        self.layouts = (0, 0, 0)
 
     def run_eval(self, par, candidate=True):
         """evaluate() once per plan; a candidate (a plan that matches the pins) that fits is ranked."""
         key = plan_key(par)
         cand = self.seen.get(key)
         if cand is None:
+            if self.budget is not None and self.evaluated >= self.budget and self.fitting:
+                raise _OutOfBudget
             self.evaluated += 1
             cand = Candidate(par, evaluate(self.w, par), self.goodput, self.usable, self.replica_state)
             self.seen[key] = cand
             if candidate and cand.fits:
                 self._rank(cand)
         return cand
+
+    def probe(self, grid):
+        """The grid's probe (micro-batch 1, no recompute, no interleaving, ZeRO-1
+        when it shards), evaluated once; a plan like any other when it matches the pins."""
+        par = make_parallelism(grid, 1 if grid.shards else 0, "none", grid.tp > 1, 1, 1)
+        return self.run_eval(par, candidate=self.pins is None or self.pins.match(par))
+
+    def bound(self, grid):
+        """The grid's StepBound (from its probe), built once."""
+        found = self.bounds.get(grid)
+        if found is None:
+            found = self.bounds[grid] = StepBound(self.ctx, grid, self.probe(grid).report)
+        return found
 
     def _rank(self, cand):
         self.fitting.append(cand)
@@ -147,11 +172,15 @@ class _Search:
         if g > self.class_best.get(key, -1.0):
             self.class_best[key] = g
 
-    def worth_any(self, bound_goodput, stages):
+    def worth_any(self, bound_goodput, stages, full_goodput=None):
+        """Could any plan of these shapes with this optimistic score still matter
+        (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
+        score for full_3d, whose plans all recompute fully."""
         if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
             return True
         for stage in stages:
-            if bound_goodput > self.stage_best.get(stage, -1.0):
+            score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
+            if score > self.stage_best.get(stage, -1.0):
                 return True
         return False
 
@@ -221,46 +250,27 @@ class Choices:
         return plan_memory(ctx, grid, *self.floor(grid))
 
 
-def search(workload, pins=None):
+def search(workload, pins=None, budget=None):
     """Search `workload` (whose gpus is already a count some grid uses) over the
-    plans that match `pins` (a pins.Pins, or None for the whole space)."""
-    run = _Search(workload, pins)
-    ctx = run.ctx
-    space = space_for(workload)
-    grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
-    choices = Choices(ctx.flash, pins)
-    usable = run.usable
-    # ZeRO-0 state of a whole replica: a replicate-only plan that would not
-    # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
-    run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
-    floors = []
-    live = []
-    for grid in grids:
-        floor_plan = choices.floor(grid)
-        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
-            continue
-        floor = plan_memory(ctx, grid, *floor_plan)
-        floors.append((floor, grid, floor_plan))
-        if floor > usable:
-            continue
-        probe_par = make_parallelism(grid, 1 if grid.shards else 0, "none", grid.tp > 1, 1, 1)
-        probe = run.run_eval(probe_par, candidate=pins is None or pins.match(probe_par))
-        layout = _Layout(run, grid, StepBound(ctx, grid, probe.report), choices)
-        if layout.rows:
-            live.append(layout)
-    # Most promising grids first, so later ones meet a strong incumbent.
-    live.sort(key=lambda lay: (lay.lower_bound, lay.grid))
-    for layout in live:
-        if run.worth_any(run.goodput_per_step / layout.lower_bound, layout.stages):
-            _search_layout(run, layout, choices)
+    plans that match `pins` (a pins.Pins, or None for the whole space).
+
+    budget: stop after this many evaluated plans once one fits (the result's
+    `complete` is then False and its chosen plan the best found so far)."""
+    run = _Search(workload, pins, budget)
+    complete = True
+    try:
+        layouts, feasible, expanded = _run(run, pins)
+    except _OutOfBudget:
+        complete = False
+        layouts, feasible, expanded = run.layouts
     result = SearchResult()
+    result.complete = complete
     result.workload = workload
     result.gpus_used = workload.gpus
-    result.usable_bytes = usable
+    result.usable_bytes = run.usable
     result.evaluated = run.evaluated
     result.considered = run.considered
-    result.layouts = len(grids)
-    result.layouts_feasible = len(live)
+    result.layouts, result.layouts_feasible, result.layouts_expanded = layouts, feasible, expanded
     result.candidates = run.fitting
     fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
@@ -273,8 +283,102 @@ def search(workload, pins=None):
         result.closest = None
     else:
         result.chosen = None
-        result.closest = _closest(run, floors)
+        result.closest = _closest(run, run.floors)
     return result
+
+
+def _run(run, pins):
+    """The search itself; fills `run` and returns (grids, grids that fit, grids expanded)."""
+    workload = run.w
+    ctx = run.ctx
+    space = space_for(workload)
+    grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
+    choices = Choices(ctx.flash, pins)
+    usable = run.usable
+    # ZeRO-0 state of a whole replica: a replicate-only plan that would not
+    # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
+    run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
+    floors = run.floors
+    live = []
+    shared = {}
+    shared_floor = shared_floor_applies(ctx)
+    for grid in grids:
+        floor_plan = choices.floor(grid)
+        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
+            continue
+        floor = plan_memory(ctx, grid, *floor_plan)
+        floors.append((floor, grid, floor_plan))
+        if floor > usable:
+            continue
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if shared_floor:
+            # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+            reference = shared.get((grid.tp, grid.cp, grid.ep))
+            if reference is None:
+                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if not rows:
+                continue
+            live.append((reference.least(ctx, grid, rows), grid, largest, reference.least(ctx, grid, rows, "full")))
+        else:
+            bound = run.bound(grid)
+            live.append((bound.floor(largest), grid, largest, bound.floor(largest, "full")))
+    # Most promising grids first, so later ones meet a strong incumbent; a grid
+    # whose floor cannot matter is never probed nor expanded into its rows.
+    live.sort(key=lambda item: (item[0], item[1]))
+    feasible = 0
+    run.layouts = (len(grids), len(live), feasible)
+    per_step = run.goodput_per_step
+    for floor_s, grid, largest, full_s in live:
+        classes = _shape_classes(grid)
+        if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
+            continue
+        bound = run.bound(grid)
+        full_s = bound.floor(largest, "full")
+        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s):
+            continue
+        layout = _Layout(run, grid, bound, choices)
+        if layout.rows:
+            feasible += 1
+            run.layouts = (len(grids), len(live), feasible)
+            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
+                _search_layout(run, layout, choices)
+    return len(grids), len(live), feasible
+
+
+def _interleave_rows(ctx, grid, choices, largest):
+    """[(b, the most interleaving at b)] for the micro-batches up to `largest`."""
+    rows = []
+    replica = ctx.batch_sequences // grid.dp
+    for b in choices.micro_batches(replica):
+        if b > largest:
+            break
+        vs = choices.interleaves(grid, ctx.layers, replica // b)
+        if vs:
+            rows.append((b, vs[-1]))
+    return rows
+
+
+def _largest_micro_batch(run, grid, choices):
+    """The largest micro-batch of the grid whose leanest plan fits (memory grows
+    with the micro-batch, so a binary search), or None when none fits."""
+    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+    zeros = choices.zeros(grid)
+    if not sizes or not zeros:
+        return None
+    ctx, usable = run.ctx, run.usable
+    state = stage_state_bytes(ctx, grid, zeros[-1])
+    mode, v, sp = choices.modes[-1], choices.interleave or 1, choices.sp(grid)
+    lo, hi = 0, len(sizes)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+            lo = mid + 1
+        else:
+            hi = mid
+    return sizes[lo - 1] if lo else None
 
 
 def _shape_classes(grid):
@@ -341,12 +445,15 @@ def _search_layout(run, lay, choices):
     modes = choices.modes
     replica = t * c * p * e == 1
     for row_bound, b, vs in lay.rows:
-        if not run.worth_any(goodput_per_step / row_bound, lay.stages):
+        full = bound.floor(b, "full")
+        if not run.worth_any(goodput_per_step / row_bound, lay.stages,
+                             goodput_per_step / (full if full > row_bound else row_bound)):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
             if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound),
-                                           lay.stages):
+                                           lay.stages,
+                                           goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:

@@ -7,8 +7,8 @@ import pytest
 
 from lab_core import Parallelism, evaluate
 from lab_core.context import context_for
-from lab_core.planner.bounds import StepBound, plan_memory
-from lab_core.planner.space import Grid
+from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies
+from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
 
@@ -48,3 +48,19 @@ def test_memory_is_exact_and_step_bound_never_exceeds_evaluate(w, par):
     every_zero = bound.step(par.micro_batch, par.interleave, None, par.recompute,
                             par.sequence_parallel or par.tp == 1)
     assert every_zero <= lower * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
+def test_shared_floor_never_exceeds_evaluate(w, par):
+    """The floor from another grid's probe with the same tp, cp and ep (layers of one kind, flash attention)."""
+    wctx = context_for(w)
+    grid = Grid.of(par)
+    others = [g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp, g.ep) == (grid.tp, grid.cp, grid.ep)]
+    reference = others[(par.micro_batch + par.interleave) % len(others)]
+    probe = evaluate(w, Parallelism(zero=1 if reference.shards else 0, sequence_parallel=reference.tp > 1,
+                                    **reference.parallelism_fields()))
+    shared = SharedFloor(wctx, reference, probe)
+    mode = "full" if par.recompute == "full" else "none"
+    step = evaluate(w, par).step_s
+    assert shared.floor(wctx, grid, par.micro_batch, mode) <= step * (1 + 1e-12)
+    assert shared.least(wctx, grid, [(par.micro_batch, par.interleave)], mode) <= step * (1 + 1e-12)

@@ -79,6 +79,9 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   function requestExtras() {
     clearTimeout(extrasTimer);
     if (!live) return;
+    // A provisional answer is refined by the runtime next; the final answer asks for the panels.
+    const refining = el("lab-refining");
+    if (refining && !refining.hidden) return;
     const pins = isOpen("lab-pins");
     const curves = isOpen("lab-curves");
     const format = isOpen("lab-export") ? el("lab-export-format").value : null;
