@@ -7,7 +7,8 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
 from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
 
-from . import offline, snapshot
+from . import offline
+from .boot import boot_config
 from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
@@ -63,7 +64,7 @@ def _advanced_controls(layout, catalog, view, inputs):
     return controls
 
 
-def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href=""):
+def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href="", pyzip_bytes=0):
     """Everything the lab partial renders and embeds for one language.
 
     ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
@@ -96,9 +97,8 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
             "lang": lang,
             "root": root,
             "pyzip": pyzip_url,
-            # Build-time Pyodide memory snapshot ({url, sha256, bytes}); the worker
-            # boots cold when it is missing, stale or broken (labsite.snapshot).
-            "snapshot": snapshot.current().page_config(root),
+            # The files the worker boots from, with their sizes (labsite.boot).
+            "boot": boot_config(root, pyzip_url, pyzip_bytes),
             # Service worker to register once the lab is live; None under mkdocs serve.
             "serviceWorker": offline.page_config(root),
             "session": config,

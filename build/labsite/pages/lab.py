@@ -50,5 +50,5 @@ def render_lab(ctx):
     extras = runtime_catalog_extras(ctx.lang, ctx.link("rules/"))
     data = lab_page_data(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.root, pyzip_url,
                          catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config),
-                         rules_href=extras["rules_href"])
+                         rules_href=extras["rules_href"], pyzip_bytes=len(ctx.state["pyzip"]))
     return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)

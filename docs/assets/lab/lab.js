@@ -2,6 +2,7 @@
 // slider labels come precomputed from the build and every other text comes
 // from the worker's view (lab_view in Pyodide), which the build also used for
 // the first paint. The URL carries the workload (shareable, back/forward).
+import { createProgress } from "./progress.js";
 import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab-app");
@@ -10,6 +11,7 @@ const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
 const noticeEl = document.getElementById("lab-notice");
 const sliders = Object.fromEntries(config.sliders.map((s) => [s.name, s]));
+const progress = createProgress({ root, catalog, lang: config.lang });
 
 const state = {
   inputs: { ...config.initial.inputs },
@@ -230,6 +232,7 @@ function request(historyMode) {
   if (historyMode === "push" || !pendingHistory) pendingHistory = historyMode;
   latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed } });
   root.dataset.requestedSeq = String(latestSeq);
+  progress.pending(true);
 }
 
 function onResult(seq, result) {
@@ -254,11 +257,13 @@ function onResult(seq, result) {
     else notice(result.error.text);
   }
   pendingHistory = null;
+  progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
 }
 
 function onStatus(kind, detail) {
+  progress.settled();
   if (kind === "live") {
     state.live = true;
     root.dataset.bootMs = String(Math.round(detail.bootMs));
@@ -411,10 +416,10 @@ function startFromUrl() {
 
 runtime = createLabRuntime({
   root: config.root,
-  pyzip: config.pyzip,
+  boot: config.boot,
   sessionConfig: config.session,
-  snapshot: config.snapshot,
   serviceWorker: config.serviceWorker,
+  onProgress: progress.update,
   onStatus,
   onResult: (seq, result) => {
     if (noticeEl.textContent === catalog.lab.url_pending) notice("");
