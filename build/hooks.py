@@ -26,8 +26,6 @@ def on_startup(command, dirty):
 
 def on_config(config):
     site.configure(config)
-    search = config["plugins"].get("search")
-    offline.set_search_languages(search.config.lang if search is not None else None)
 
 
 def on_page_markdown(markdown, page, config, files):

@@ -180,6 +180,7 @@ async function main() {
   report.coldMs = performance.now() - started;
   if (coldModules !== modules) throw new Error(`cold boot from the trimmed standard library imported [${coldModules}], expected [${modules}]`);
   report.lockInfo = emptyLock(args.pyodide).info;
+  report.builtinModules = cold.runPython("import sys; ','.join(sorted(sys.builtin_module_names))").split(",");
 
   const gz = gzipSync(snapshot, { level: 9 });
   report.gzipBytes = gz.byteLength;

@@ -27,6 +27,8 @@ ENCODERS = {
 }
 _MIN_BYTES = 512
 _MIN_SAVING = 0.1
+#: Never twinned: the service worker script must always be the file the build just wrote.
+_NEVER = {"sw.js"}
 
 
 def _cached(data, suffix):
@@ -54,6 +56,10 @@ def compress_site(site_dir):
     written = {}
     for path in sorted(site_dir.rglob("*")):
         if not path.is_file() or path.suffix not in COMPRESSIBLE or path.name.endswith(".tmp"):
+            continue
+        if path.relative_to(site_dir).as_posix() in _NEVER:
+            for suffix in ENCODERS:
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
             continue
         data = path.read_bytes()
         if len(data) < _MIN_BYTES:

@@ -40,7 +40,7 @@ RUNTIME_CACHE = "lab-runtime"
 #: Precompressed twins the build writes beside a file (labsite.compress).
 COMPRESSED_SUFFIXES = (".br", ".gz")
 
-_state = {"command": None, "search_langs": ("en",)}
+_state = {"command": None}
 
 
 def set_command(command):
@@ -48,9 +48,12 @@ def set_command(command):
     _state["command"] = command
 
 
-def set_search_languages(langs):
-    """The search plugin's languages (from mkdocs.yml): which lunr files the search worker loads."""
-    _state["search_langs"] = tuple(langs or ("en",))
+def search_languages(site_dir):
+    """The languages the built search index names (its ``config.lang``): the search worker loads lunr files for these."""
+    index = Path(site_dir) / "search" / "search_index.json"
+    if not index.is_file():
+        return ["en"]
+    return json.loads(index.read_text(encoding="utf-8")).get("config", {}).get("lang") or ["en"]
 
 
 def lunr_files_used(langs):
@@ -102,9 +105,9 @@ def _used_offline(site_dir, rel, lunr_used):
 def site_files(site_dir, langs=None):
     """Every file of the built site the site uses offline (posix paths relative
     to its root): not the worker itself, source maps, precompressed twins or
-    search languages ``langs`` (default: mkdocs.yml's) do not need."""
+    search languages ``langs`` (default: the built search index's) do not need."""
     site_dir = Path(site_dir)
-    lunr_used = lunr_files_used(langs or _state["search_langs"])
+    lunr_used = lunr_files_used(langs or search_languages(site_dir))
     files = []
     for path in site_dir.rglob("*"):
         if not path.is_file() or path.name.endswith(".tmp"):

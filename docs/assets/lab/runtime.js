@@ -157,6 +157,8 @@ export function createLabRuntime({ root, boot, sessionConfig, serviceWorker = nu
       // through fetch; otherwise the worker looks in Cache Storage itself.
       useCache: !(navigator.serviceWorker && navigator.serviceWorker.controller),
       allowSnapshot: withSnapshot,
+      // Tests pin the choice (page.add_init_script) to exercise either boot.
+      snapshotPolicy: globalThis.LAB_SNAPSHOT_POLICY || "auto",
     });
   }
 

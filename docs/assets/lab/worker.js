@@ -108,8 +108,9 @@ async function importAsm(downloads, url) {
 
 // Whether to restore the snapshot: yes when cached; otherwise only when the
 // connection, measured on the downloads under way, brings it in less time than it saves.
-async function snapshotPays(downloads, snapshot) {
+async function snapshotPays(downloads, snapshot, policy) {
   if (!snapshot || typeof DecompressionStream !== "function") return [false, snapshot ? "no DecompressionStream" : null];
+  if (policy !== "auto") return [policy === "always", policy === "always" ? null : "snapshot not wanted"];
   if (await downloads.cached(snapshot.url)) return [true, null];
   const connection = self.navigator && self.navigator.connection;
   if (connection && connection.saveData) return [false, "data saver"];
@@ -125,7 +126,7 @@ async function startSession(pyodide, downloads, pyzipURL, sessionConfig) {
   return Session(sessionConfig);
 }
 
-async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapshot }) {
+async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapshot, snapshotPolicy }) {
   const started = performance.now();
   const downloads = createDownloads({
     stallMs,
@@ -144,7 +145,7 @@ async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapsh
   const asm = importAsm(downloads, abs(files.asm.url));
   asm.catch(() => {});
   const snapshot = allowSnapshot && files.snapshot ? { ...files.snapshot, url: abs(files.snapshot.url) } : null;
-  const [useSnapshot, why] = await snapshotPays(downloads, snapshot);
+  const [useSnapshot, why] = await snapshotPays(downloads, snapshot, snapshotPolicy);
   const { loadPyodide } = await loader;
   const options = {
     indexURL: abs(files.indexURL),
