@@ -89,6 +89,18 @@ def first_stage_bytes(per_layer, layers, p, micro_batches, v=1):
     return per_layer * (layers / p) * in_flight * interleave_multiplier(p, v)
 
 
+def embedding_dropout_bytes(s, b, h, t, in_flight, dropout=True):
+    """The embedding dropout mask of the in-flight micro-batches on the first
+    stage: s b h p / t bytes (arXiv:2205.05198 Sec 4.2.3; none without dropout)."""
+    return float(s) * b * h * in_flight / t if dropout else 0.0
+
+
+def output_layer_bytes(s, b, h, vocab, t):
+    """The output layer's activations on the last stage, one micro-batch:
+    4 s b h / t (1 + V / h), its input and the fp32 logits (arXiv:2205.05198 Sec 4.2.3)."""
+    return 4.0 * float(s) * b * h / t * (1.0 + vocab / h)
+
+
 def extra_bytes(s, b, h, vocab, t, p, micro_batches, dropout=True):
     """Embedding dropout mask and, when p = 1, the output layer's activations.
 
@@ -96,8 +108,7 @@ def extra_bytes(s, b, h, vocab, t, p, micro_batches, dropout=True):
     p in-flight micro-batches (none without dropout), plus 4 s b h / t (1 + v / h)
     for the output layer (fp32 logits) when there is a single stage.
     """
-    sbh = float(s) * b * h
-    extra = sbh * min(p, micro_batches) / t if dropout else 0.0
+    extra = embedding_dropout_bytes(s, b, h, t, min(p, micro_batches), dropout)
     if p == 1:
-        extra += 4.0 * sbh / t * (1.0 + vocab / h)
+        extra += output_layer_bytes(s, b, h, vocab, t)
     return extra

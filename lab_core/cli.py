@@ -10,7 +10,7 @@ import sys
 from .errors import LabInputError
 from .evaluate import evaluate
 from .inputs import INPUT_SPECS
-from .parallelism import Parallelism
+from .parallelism import RECOMPUTE_MODES, Parallelism
 from .workload import Workload
 
 PARALLEL_FLAGS = (("tp", int), ("pp", int), ("dp", int), ("zero", int), ("micro_batch", int), ("interleave", int))
@@ -54,7 +54,7 @@ def build_parser():
             ev.add_argument(flag, dest=spec.name, type=_number, help=f"{spec.unit} (default {spec.default:g})")
     for name, kind in PARALLEL_FLAGS:
         ev.add_argument("--" + name.replace("_", "-"), dest=name, type=_number)
-    ev.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
+    ev.add_argument("--recompute", choices=RECOMPUTE_MODES, default="none")
     ev.add_argument("--sequence-parallel", dest="sequence_parallel", action="store_true")
     ev.add_argument("--json", action="store_true", help="print Report.to_dict() as JSON")
     return parser

@@ -58,3 +58,19 @@ def training_time_eq4(tokens, params, gpus, flops_per_gpu):
     so 8 = 2 forward + 4 backward + 2 recompute FLOPs per parameter-token).
     """
     return 8.0 * tokens * params / (gpus * flops_per_gpu)
+
+
+def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention):
+    """FLOPs the backward pass repeats, on top of model_flops (hardware = model + this).
+
+    Full recompute replays every layer's forward (arXiv:2104.04473 Eq 3 less
+    Eq 7: the output layer is not replayed); selective recompute replays the
+    attention core, as flash attention does in its backward (arXiv:2205.05198
+    Eq 8 less Eq 7: 3 x 4 B s^2 h per layer; arXiv:2205.14135).
+    """
+    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio)
+    if recompute == "full":
+        return l * (gemm + attention)
+    if recompute == "selective" or flash_attention:
+        return 3.0 * l * attention
+    return 0.0

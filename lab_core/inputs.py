@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .calibration import GPU_FAILURES_PER_HOUR
 from .hardware import DEFAULT_GPU, GPU_PRESETS
+from .stack import PRECISIONS, STACKS
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,15 @@ INPUT_SPECS = (
     # Dropout masks are part of Korthikanti's activation accounting; many recent
     # LLMs (Llama, arXiv:2302.13971) train without dropout.
     InputSpec("dropout", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # The software stack: what its communication overlaps (stack.py).
+    InputSpec("stack", "stack id", None, None, STACKS[0], log_scale=False, slider=False, kind="choice",
+              choices=STACKS),
+    # Number format of the transformer GEMMs (stack.py).
+    InputSpec("precision", "format id", None, None, PRECISIONS[0], log_scale=False, slider=False, kind="choice",
+              choices=PRECISIONS),
+    # Tensor-parallel collectives overlapped with the GEMMs around them (Megatron-Core
+    # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; modern stack only.
+    InputSpec("tp_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

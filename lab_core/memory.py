@@ -43,15 +43,3 @@ def model_state_bytes_per_gpu(params, state_bytes_per_param=16, dp=1, zero_stage
     """
     weights, grads, optimizer = model_state_parts(params, state_bytes_per_param, dp, zero_stage)
     return weights + grads + optimizer
-
-
-def first_stage_params_per_gpu(layers, layer_params, hidden, vocab, seq_len, tp, pp):
-    """Parameters on one GPU of the first pipeline stage (the most loaded one).
-
-    L/p layers split t ways by tensor parallelism (Megatron-LM, arXiv:1909.08053
-    Sec 3; layernorm weights, replicated, are counted as split - a <0.1% error),
-    plus the vocabulary-parallel token embedding V h / t and the position
-    embedding s h (arXiv:2104.04473 Eq 2 counts both). With p = 1 the tied
-    output layer reuses the token embedding.
-    """
-    return (layers / pp) * layer_params / tp + vocab * hidden / tp + seq_len * hidden

@@ -1,11 +1,13 @@
 """How the workload is laid out on the GPUs, and the checks that make it valid."""
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .errors import LabInputError
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
-_INT_FIELDS = ("tp", "pp", "dp", "micro_batch", "interleave")
+_POSITIVE_INTS = ("tp", "cp", "pp", "dp", "micro_batch", "interleave", "ep")
+# 0 means "not set": an even pipeline split, or sharding over every data-parallel rank.
+_OPTIONAL_INTS = ("dp_shard", "first_stage_layers", "last_stage_layers")
 
 
 def _positive_int(name, value):
@@ -14,6 +16,12 @@ def _positive_int(name, value):
     if value != int(value) or value < 1:
         raise LabInputError(name, value, "a positive integer", "not_an_integer" if value >= 1 else "out_of_range")
     return int(value)
+
+
+def _optional_int(name, value):
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return 0
+    return _positive_int(name, value)
 
 
 def _divisors(n, limit=None):
@@ -26,10 +34,17 @@ def _divisors(n, limit=None):
 
 @dataclass(frozen=True)
 class Parallelism:
-    """tp x pp x dp GPUs; ZeRO stage 0-3; recompute none | selective | full.
+    """tp x cp x pp x dp GPUs; ZeRO stage 0-3; recompute none | selective | full.
 
     micro_batch: sequences per micro-batch; interleave: model chunks per GPU
-    (v of the interleaved 1F1B schedule, arXiv:2104.04473 Sec 2.2.2).
+    (v of the interleaved 1F1B schedule, arXiv:2104.04473 Sec 2.2.2); cp:
+    context-parallel degree (the sequence split over cp GPUs, Megatron-Core's
+    --context-parallel-size); ep: expert-parallel degree (mixture of experts
+    only); dp_shard: the data-parallel ranks ZeRO shards over (0 = all of
+    them; fewer is hybrid sharding, HSDP, arXiv:2304.11277 Sec 3.2.1);
+    first_stage_layers / last_stage_layers: layers on the first and last
+    pipeline stage when they differ from the rest (0 = an even split;
+    Megatron-Core's --decoder-first/last-pipeline-num-layers).
     """
 
     tp: int = 1
@@ -40,54 +55,130 @@ class Parallelism:
     sequence_parallel: bool = False
     micro_batch: int = 1
     interleave: int = 1
+    cp: int = 1
+    ep: int = 1
+    dp_shard: int = 0
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
 
     def __post_init__(self):
-        for name in _INT_FIELDS:
+        for name in _POSITIVE_INTS:
             object.__setattr__(self, name, _positive_int(name, getattr(self, name)))
+        for name in _OPTIONAL_INTS:
+            object.__setattr__(self, name, _optional_int(name, getattr(self, name)))
         if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
             raise LabInputError("zero", self.zero, "0, 1, 2 or 3", "unknown_choice")
         object.__setattr__(self, "zero", int(self.zero))
         if self.recompute not in RECOMPUTE_MODES or not isinstance(self.recompute, str):
-            raise LabInputError("recompute", self.recompute, "none, selective, full", "unknown_choice")
+            raise LabInputError("recompute", self.recompute, ", ".join(RECOMPUTE_MODES), "unknown_choice")
         if not isinstance(self.sequence_parallel, bool):
             raise LabInputError("sequence_parallel", self.sequence_parallel, "true or false", "not_a_bool")
         if self.interleave > 1 and self.pp == 1:
             raise LabInputError("interleave", self.interleave, "1 when pp = 1", "inconsistent",
                                 "interleaving splits each pipeline stage; it needs pp > 1")
+        if (self.first_stage_layers or self.last_stage_layers) and self.pp == 1:
+            raise LabInputError("first_stage_layers", self.first_stage_layers or self.last_stage_layers,
+                                "0 when pp = 1", "inconsistent", "an uneven split needs more than one stage")
+        if self.dp_shard and self.dp % self.dp_shard:
+            raise LabInputError("dp_shard", self.dp_shard, f"a divisor of dp={self.dp}: {_divisors(self.dp)}",
+                                "inconsistent")
+
+    @property
+    def model_parallel(self):
+        """GPUs that hold one replica: tp x cp x pp."""
+        return self.tp * self.cp * self.pp
+
+    @property
+    def shard_ranks(self):
+        """Data-parallel ranks ZeRO shards over (all dp unless hybrid sharding)."""
+        return self.dp_shard or self.dp
 
     @classmethod
     def from_dict(cls, data):
         if not isinstance(data, dict):
             raise LabInputError("parallelism", data, "an object of named fields", "not_an_object")
-        known = ("tp", "pp", "dp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
+        known = [f.name for f in fields(cls)]
         for key in data:
             if key not in known:
                 raise LabInputError(key, data[key], ", ".join(known), "unknown_field")
         return cls(**data)
 
     def to_dict(self):
-        return {
-            "tp": self.tp, "pp": self.pp, "dp": self.dp, "zero": self.zero,
-            "recompute": self.recompute, "sequence_parallel": self.sequence_parallel,
-            "micro_batch": self.micro_batch, "interleave": self.interleave,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class Layout:
+    """What check_layout derives: micro-batches per step and the stage split."""
+
+    __slots__ = ("micro_batches", "first_layers", "middle_layers", "last_layers")
+
+    def __init__(self, micro_batches, first_layers, middle_layers, last_layers):
+        self.micro_batches = micro_batches
+        self.first_layers = first_layers
+        self.middle_layers = middle_layers
+        self.last_layers = last_layers
+
+    @property
+    def even(self):
+        return self.first_layers == self.middle_layers == self.last_layers
+
+
+def stage_split(layers, par):
+    """(first, middle, last) layers per stage; raises LabInputError when they cannot be split.
+
+    Even: layers / pp each, and pp x interleave equal chunks (arXiv:2104.04473
+    Sec 2.2.2). Uneven (Megatron-Core's --decoder-first-pipeline-num-layers and
+    --decoder-last-pipeline-num-layers; Llama 3 puts one layer fewer on the
+    first and last stage, arXiv:2407.21783 Sec 3.3.2): the stages between get
+    the rest in equal parts; with interleaving the middle stages' layers split
+    into v equal chunks and the first and last stage hold at least one layer.
+    """
+    p, v = par.pp, par.interleave
+    first, last = par.first_stage_layers, par.last_stage_layers
+    if not first and not last:
+        if layers % (p * v):
+            raise LabInputError("pp", p, f"pp x interleave dividing layers={layers}: {_divisors(layers)}",
+                                "inconsistent", f"{layers} layers cannot split into {p * v} equal chunks")
+        return layers // p, layers // p, layers // p
+    middle_stages = p - 2
+    if middle_stages == 0:
+        first = first or layers - last
+        last = last or layers - first
+        middle = first
+    else:
+        others = middle_stages + (0 if first else 1) + (0 if last else 1)
+        rest = layers - first - last
+        if rest < others or rest % others:
+            raise LabInputError("first_stage_layers", first or last,
+                                f"first + last leaving a multiple of {others} layers for the other stages",
+                                "inconsistent", f"{rest} layers cannot split evenly over {others} stages")
+        middle = rest // others
+        first, last = first or middle, last or middle
+    if first + last + middle * middle_stages != layers or first < 1 or last < 1:
+        raise LabInputError("last_stage_layers", last, f"first + last = layers = {layers} when pp = 2",
+                            "inconsistent")
+    if v > 1 and middle_stages and middle % v:
+        raise LabInputError("interleave", v, f"a divisor of the {middle} layers of each middle stage",
+                            "inconsistent")
+    return first, middle, last
 
 
 def check_layout(workload, par):
-    """Raise LabInputError when `par` cannot run `workload`; return micro-batches per step.
+    """Raise LabInputError when `par` cannot run `workload`; return its Layout.
 
-    Rules: tp pp dp = gpus; tp divides GPUs per node (tensor parallelism stays on
-    NVLink, arXiv:2104.04473 Sec 3.2); tp divides heads, key/value heads,
-    hidden and MLP size;
-    layers split into pp x interleave equal chunks; dp divides the global batch
-    of sequences and micro_batch divides the per-replica batch; interleaving
-    needs the micro-batch count to be a multiple of pp (arXiv:2104.04473 Sec 2.2.2).
+    Rules: tp cp pp dp = gpus; tp divides GPUs per node (tensor parallelism
+    stays on NVLink, arXiv:2104.04473 Sec 3.2); tp divides heads, key/value
+    heads, hidden and MLP size; cp splits the sequence into 2 cp equal chunks
+    (Megatron-Core's load-balanced causal split) and needs flash attention;
+    layers split over the stages (stage_split); dp divides the global batch of
+    sequences and micro_batch divides the per-replica batch; interleaving needs
+    the micro-batch count to be a multiple of pp (arXiv:2104.04473 Sec 2.2.2).
     """
     shape = workload.shape
     gpus = workload.gpus
-    if par.tp * par.pp * par.dp != gpus:
-        raise LabInputError("dp", par.dp, f"tp x pp x dp = gpus = {gpus}", "inconsistent",
-                            f"tp={par.tp}, pp={par.pp} need dp={gpus / (par.tp * par.pp):g}")
+    if par.model_parallel * par.dp != gpus:
+        raise LabInputError("dp", par.dp, f"tp x cp x pp x dp = gpus = {gpus}", "inconsistent",
+                            f"tp={par.tp}, cp={par.cp}, pp={par.pp} need dp={gpus / par.model_parallel:g}")
     gpn = workload.gpus_per_node
     if par.tp > gpn or gpn % par.tp:
         raise LabInputError("tp", par.tp, f"a divisor of gpus_per_node={gpn}: {_divisors(gpn)}", "inconsistent",
@@ -96,10 +187,14 @@ def check_layout(workload, par):
                        ("ffn_hidden", shape.ffn_hidden)):
         if size % par.tp:
             raise LabInputError("tp", par.tp, f"a divisor of {name}={size}: {_divisors(size, gpn)}", "inconsistent")
-    chunks = par.pp * par.interleave
-    if shape.layers % chunks:
-        raise LabInputError("pp", par.pp, f"pp x interleave dividing layers={shape.layers}: {_divisors(shape.layers)}",
-                            "inconsistent", f"{shape.layers} layers cannot split into {chunks} equal chunks")
+    if par.cp > 1:
+        if workload.seq_len % (2 * par.cp):
+            raise LabInputError("cp", par.cp, f"cp with 2 cp dividing seq_len={workload.seq_len}", "inconsistent",
+                                "the sequence splits into 2 cp equal chunks")
+        if not workload.flash_attention:
+            raise LabInputError("cp", par.cp, "1 without flash attention", "inconsistent",
+                                "context parallelism runs a flash-attention kernel per chunk")
+    first, middle, last = stage_split(shape.layers, par)
     batch = workload.batch_sequences
     if batch % par.dp:
         raise LabInputError("dp", par.dp, f"a divisor of the global batch of {batch} sequences: {_divisors(batch)}",
@@ -112,13 +207,14 @@ def check_layout(workload, par):
     if par.interleave > 1 and micro_batches % par.pp:
         raise LabInputError("interleave", par.interleave, f"1, or micro-batches ({micro_batches}) a multiple of pp={par.pp}",
                             "inconsistent")
-    return micro_batches
+    if par.ep > 1:
+        raise LabInputError("ep", par.ep, "1 for a dense model", "inconsistent",
+                            "expert parallelism splits the experts of a mixture-of-experts model")
+    return Layout(micro_batches, first, middle, last)
 
 
 def plain_data_parallel(workload):
-    """The plain data-parallel layout compute() reports until the planner lands.
-
-    One replica per GPU, no ZeRO, no recompute, micro-batch 1.
-    """
+    """The plain data-parallel layout compute() reports: one replica per GPU,
+    no ZeRO, no recompute, micro-batch 1."""
     return Parallelism(tp=1, pp=1, dp=workload.gpus, zero=0, recompute="none",
                        sequence_parallel=False, micro_batch=1, interleave=1)

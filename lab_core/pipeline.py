@@ -10,6 +10,16 @@ def bubble_fraction(p, m, v=1):
     return (p - 1.0) / (v * m)
 
 
+def bubble_time(p, v, slot_s):
+    """Seconds of fill and drain: (p - 1)/v slots of one micro-batch.
+
+    The bubble_fraction above times m micro-batches of slot_s each
+    (arXiv:2104.04473 Sec 2.2.1-2.2.2): with v interleaved chunks each fill or
+    drain hop is one chunk, 1/v of a stage's work.
+    """
+    return (p - 1.0) / v * slot_s
+
+
 def gpipe_bubble_share(K, M):
     """GPipe's bubble as a share of total time: (K - 1) / (M + K - 1).
 

@@ -27,41 +27,58 @@ from .flops import layer_forward_flops, logits_forward_flops
 
 
 class LayerTimes:
-    """Seconds per layer per micro-batch: forward, backward, recompute, TP comm."""
+    """Seconds per layer per micro-batch: forward, backward, recompute, TP comm,
+    and the forward GEMMs and attention kernel alone (the work tensor- and
+    context-parallel overlap hides behind)."""
 
-    __slots__ = ("forward", "backward", "recompute", "tp_comm")
+    __slots__ = ("forward", "backward", "recompute", "tp_comm", "gemm_forward", "attention_forward")
 
-    def __init__(self, forward, backward, recompute, tp_comm):
+    def __init__(self, forward, backward, recompute, tp_comm, gemm_forward=0.0, attention_forward=0.0):
         self.forward = forward
         self.backward = backward
         self.recompute = recompute
         self.tp_comm = tp_comm
+        self.gemm_forward = gemm_forward
+        self.attention_forward = attention_forward
 
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
-                flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True):
-    """Per-layer times (see module docstring for the sources)."""
+                flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True,
+                attention_rate=None, causal=False, cp=1):
+    """Per-layer times (see module docstring for the sources).
+
+    flops_rate: achieved FLOP/s of the GEMMs; attention_rate: of the attention
+    core (default flops_rate); causal: the attention kernel skips the masked
+    half of the scores (FlashAttention's causal mode, arXiv:2307.08691 Sec 3.1);
+    cp: context-parallel ranks sharing the sequence, each with s / cp tokens
+    (load-balanced, so each does 1/cp of the attention, Megatron-Core's CP).
+    """
     gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio)
-    gemm /= t
-    attention /= t
-    compute = (gemm + attention) / flops_rate
-    written = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout)
+    gemm /= t * cp
+    attention /= t * cp
+    if causal:
+        attention *= 0.5
+    gemm_s = gemm / flops_rate
+    attention_s = attention / (attention_rate or flops_rate)
+    compute = gemm_s + attention_s
+    tokens = s / cp
+    written = per_layer_bytes(tokens, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout)
     elementwise = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * written / hbm_rate
     forward = compute + elementwise + cal.LAYER_PASS_OVERHEAD_S
     backward = 2.0 * compute + cal.BACKWARD_ELEMENTWISE_RATIO * elementwise + cal.LAYER_PASS_OVERHEAD_S
-    all_reduce = ring_time(2.0 * b * s * h, t, nvlink_rate) if t > 1 else 0.0
+    all_reduce = ring_time(2.0 * b * tokens * h, t, nvlink_rate) if t > 1 else 0.0
     tp_comm = 2.0 * all_reduce + 2.0 * all_reduce * (1.0 - cal.TP_BACKWARD_OVERLAP)
     if recompute == "full":
         extra = forward
         tp_comm += 2.0 * all_reduce
     elif recompute == "selective" or flash_attention:
-        extra = attention / flops_rate
+        extra = attention_s
         if not flash_attention:
             # Softmax, its dropout and the score tensors: the 5 a s^2 b / t bytes.
             extra += cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
     else:
         extra = 0.0
-    return LayerTimes(forward, backward, extra, tp_comm)
+    return LayerTimes(forward, backward, extra, tp_comm, gemm_s, attention_s)
 
 
 def logits_times(s, b, h, vocab, t, flops_rate, hbm_rate):

@@ -83,6 +83,9 @@ class Workload:
     loader_tokens_per_s_per_node: float = _default("loader_tokens_per_s_per_node")
     flash_attention: bool = _default("flash_attention")
     dropout: bool = _default("dropout")
+    stack: str = _default("stack")
+    precision: str = _default("precision")
+    tp_comm_overlap: bool = _default("tp_comm_overlap")
 
     def __post_init__(self):
         for f in fields(self):
@@ -92,6 +95,10 @@ class Workload:
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
+        if self.precision == "fp8" and self.device.fp8_peak_flops is None:
+            fp8_presets = ", ".join(sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops))
+            raise LabInputError("precision", self.precision, f"bf16 on {self.gpu}; fp8 on {fp8_presets}",
+                                "inconsistent", f"{self.device.name} has no FP8 tensor cores")
         object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
         object.__setattr__(self, "_context_cache", {})
 

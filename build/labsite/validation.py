@@ -81,8 +81,10 @@ ARXIV = "https://arxiv.org/abs/{}"
 
 END_TO_END = ROOT / "content" / "validation" / "end_to_end.yaml"
 _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention", "layers", "hidden", "heads",
-                  "kv_heads", "ffn_hidden", "dropout", "params", "state_bytes_per_param")
-_LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
+                  "kv_heads", "ffn_hidden", "dropout", "params", "state_bytes_per_param", "stack", "precision",
+                  "tp_comm_overlap", "gpus_per_node")
+_LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave", "cp",
+                "dp_shard", "first_stage_layers", "last_stage_layers")
 
 
 @dataclass
@@ -104,7 +106,7 @@ class EndToEndRun:
 
     def parallelism(self):
         kwargs = {key: self.spec[key] for key in _LAYOUT_KEYS if key in self.spec}
-        kwargs["dp"] = self.spec["gpus"] // (self.spec["tp"] * self.spec["pp"])
+        kwargs["dp"] = self.spec["gpus"] // (self.spec["tp"] * self.spec["pp"] * self.spec.get("cp", 1))
         return lab_core.Parallelism(**kwargs)
 
 

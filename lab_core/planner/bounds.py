@@ -1,57 +1,67 @@
 """Cheap predictions the search uses to skip layouts without evaluating them.
 
-Both functions restate, term by term, what lab_core.evaluate computes (they
-call the model's own formula functions), so the planner can rule a candidate
-out in about a microsecond. They only ever *skip* work: every plan the planner
-returns comes from evaluate(). tests/planner/test_bounds.py checks that the
-memory prediction equals evaluate()'s figure and that the time bound never
-exceeds it, so a change in the model that breaks either shows up there.
+Memory comes from the model's own per-GPU functions (lab_core.gpu_memory),
+so the planner's memory prediction is evaluate()'s figure by construction.
+The step-time bound (StepBound) is extrapolated from one evaluated probe of
+each layout, so the planner can rule a candidate out in about a microsecond.
+Bounds only ever *skip* work: every plan the planner returns comes from
+evaluate(). tests/planner/test_planner_bounds.py checks that the time bound
+never exceeds evaluate()'s step time, so a model change that breaks it shows up there.
 """
 from .. import calibration as cal
-from ..activations import extra_bytes, first_stage_bytes, per_layer_bytes, working_bytes
 from ..comms import size_efficiency
-from ..evaluate import zero3_times
-from ..memory import model_state_parts
+from ..efficiency import gemm_efficiency
+from ..gpu_memory import stage_activations, stage_params, stages, state_parts
+from ..sync import fsdp_unhidden_gathers, zero3_times
 from ..timing import logits_times
 
-RECOMPUTE_ORDER = ("none", "selective", "full")
+__all__ = ("StepBound", "activation_bytes", "fits", "plan_memory", "stage_activation_bytes", "stage_state_bytes",
+           "state_bytes")
 
 
-def params_per_gpu(c, t, p):
-    """Parameters on a first-stage GPU (as lab_core.evaluate: L/p layers / t + embeddings)."""
-    return (c.L / p) * c.layer_params / t + c.V * c.h / t + c.s * c.h
+def _even_stages(ctx, pp):
+    per_stage = ctx.layers // pp
+    return stages(pp, per_stage, per_stage, per_stage)
 
 
-def state_bytes(c, t, p, d, zero):
-    """Weights + gradients + optimizer state on the most loaded GPU.
-
-    ZeRO sharding: arXiv:1910.02054 Sec 5 (lab_core.memory.model_state_parts);
-    ZeRO-3 adds the gathered weights in flight exactly as lab_core.evaluate does.
-    """
-    params = params_per_gpu(c, t, p)
-    w, g, o = model_state_parts(params, c.state_bytes, d, zero)
-    if zero >= 3 and d > 1:
-        w += min(4.0 * c.layer_params / t, 2.0 * params - w)
-    return w + g + o
+def stage_state_bytes(ctx, tp, pp, dp, zero):
+    """Training state of each kind of stage of an even split (gpu_memory.stages order)."""
+    out = []
+    for stage in _even_stages(ctx, pp):
+        weights, grads, optimizer = state_parts(ctx, tp, stage_params(ctx, tp, stage, pp), dp, zero)
+        out.append(weights + grads + optimizer)
+    return tuple(out)
 
 
-def activation_bytes(c, t, p, d, recompute, b, v, sp=None):
-    """Activations of the first stage (arXiv:2205.05198 Table 2, Eq 5, plus the
-    recompute working set of arXiv:1604.06174; as lab_core.evaluate).
-
-    Sequence parallelism: on whenever t > 1 unless sp says otherwise (the
-    planner's rule, see search.py).
-    """
-    m = c.batch // d // b
-    sp_on = t > 1 if sp is None else (sp and t > 1)
-    layer = per_layer_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f, c.r, c.dropout)
-    return (first_stage_bytes(layer, c.L, p, m, v) + extra_bytes(c.s, b, c.h, c.V, t, p, m, c.dropout)
-            + working_bytes(c.s, b, c.h, c.a, t, sp_on, recompute, c.flash, c.f, c.r, c.dropout))
+def stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel=None):
+    """Activations of each kind of stage (gpu_memory.stage_activations) of a plan
+    with micro-batch b on dp replicas. Sequence parallelism is on whenever
+    tp > 1 unless sequence_parallel says otherwise (the planner's rule, see search.py)."""
+    micro_batches = ctx.batch_sequences // dp // micro_batch
+    sp = tp > 1 if sequence_parallel is None else sequence_parallel
+    return tuple(stage_activations(ctx, tp, 1, pp, stage, recompute, sp, micro_batch, micro_batches, interleave)[1]
+                 for stage in _even_stages(ctx, pp))
 
 
-def memory_bytes(c, t, p, d, zero, recompute, b, v):
-    """Predicted Report.memory_bytes of one plan."""
-    return state_bytes(c, t, p, d, zero) + activation_bytes(c, t, p, d, recompute, b, v)
+def fits(states, activations):
+    """The most loaded GPU's bytes: the largest state + activations of any stage."""
+    return max(a + b for a, b in zip(states, activations))
+
+
+def plan_memory(ctx, tp, pp, dp, zero, recompute, micro_batch, interleave, sequence_parallel=None):
+    """evaluate()'s memory_bytes of an even-split plan, without evaluating it."""
+    return fits(stage_state_bytes(ctx, tp, pp, dp, zero),
+                stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel))
+
+
+def state_bytes(ctx, tp, pp, dp, zero):
+    """The largest training state of any stage (for the page's numbers)."""
+    return max(stage_state_bytes(ctx, tp, pp, dp, zero))
+
+
+def activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel=None):
+    """The largest activations of any stage (for the page's numbers)."""
+    return max(stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel))
 
 
 class StepBound:
@@ -61,54 +71,76 @@ class StepBound:
     no interleaving, ZeRO-1 when dp > 1). The model's step time is
       m x max(micro, sends) + (p - 1)/v x (micro + sends) + exposed DP
       + exposed ZeRO-3 + optimizer
-    (arXiv:2104.04473 Sec 2.2 for the bubble); forward/backward are linear in
-    the micro-batch b plus a fixed per-layer overhead; TP and pipeline messages
-    grow with b and reach a higher fraction of bus bandwidth (comms.
-    size_efficiency); recompute adds time to every micro-batch. Exposed DP
-    time (ZeRO 0-2) is at least the collective minus the largest window any
-    recompute mode could open. Exposed ZeRO-3 time per micro-batch is at least
-    the two unhidden first-layer gathers plus the rest of its traffic minus
-    DP_OVERLAP_FRACTION of the whole micro-batch's compute (evaluate splits
-    that window into forward and backward, which can only expose more); since
-    a second of compute adds at least m seconds and hides at most
-    m x DP_OVERLAP_FRACTION, using the lower-bound compute keeps the sum a
-    lower bound.
+    (arXiv:2104.04473 Sec 2.2 for the bubble). Compute per sequence is at
+    least the probe's scaled by its GEMM efficiency over the asymptotic one
+    (efficiency.gemm_efficiency only grows with the micro-batch), plus a fixed
+    per-layer overhead per micro-batch; TP and pipeline messages grow with b
+    and reach a higher fraction of bus bandwidth (comms.size_efficiency);
+    overlapped TP exposes at least one ring step of t; recompute adds time to
+    every micro-batch. Exposed DP time (ZeRO 0-2) is at least the collective
+    minus the largest window any plan could give it: computed with the
+    probe's per-sequence time, an upper bound on any micro-batch's. That
+    mixes bounds soundly because a second of compute adds m >= 1 seconds to
+    the steps and hides at most one (the 2021 stack hides DP_OVERLAP_FRACTION
+    < 1). Exposed ZeRO-3 time is at least the gathers that are never hidden
+    (2021 stack: plus the rest minus DP_OVERLAP_FRACTION of the compute).
     """
 
-    __slots__ = ("R", "c0", "c1", "full_extra1", "lp_ovh", "tp1", "p2p1", "s_tp", "s_p2p", "p", "d",
-                 "opt_sharded", "opt_full", "dp_allreduce", "z3_fill", "z3_rest")
+    __slots__ = ("sequences_per_replica", "pp", "dp", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
+                 "compute_s_per_sequence", "compute_s_per_sequence_high", "forward_overhead_s",
+                 "full_recompute_s_per_sequence", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
+                 "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
+                 "zero3_unhidden_s", "zero3_rest_s")
 
-    def __init__(self, c, t, p, d, probe):
-        R = c.batch // d
-        lp = c.L / p
-        ovh = cal.LAYER_PASS_OVERHEAD_S
-        self.R = R
-        self.p = p
-        self.lp_ovh = lp * ovh
-        self.c0 = 2.0 * lp * ovh
-        # Per-sequence time linear in b (GEMMs, element-wise, logits, flash recompute).
-        self.c1 = (probe.forward_s + probe.backward_s + probe.recompute_s) / R - self.c0
+    def __init__(self, ctx, tp, pp, dp, probe):
+        sequences = ctx.batch_sequences // dp
+        layer_overhead = ctx.layers / pp * cal.LAYER_PASS_OVERHEAD_S
+        self.sequences_per_replica = sequences
+        self.pp = pp
+        self.dp = dp
+        self.modern = ctx.modern
+        self.tp_overlap_steps = tp if ctx.tp_overlap and tp > 1 else 1
+        # Fixed per-layer pass overheads of one micro-batch: forward and backward.
+        self.forward_overhead_s = layer_overhead
+        self.overhead_s_per_micro_batch = 2.0 * layer_overhead
+        # Per-sequence time (GEMMs, element-wise, logits, flash recompute) at the
+        # probe's micro-batch of one, the slowest any micro-batch runs, and
+        # scaled to the asymptotic GEMM efficiency, the fastest.
+        width = ctx.hidden / tp
+        speedup_limit = (gemm_efficiency(ctx.device.id, ctx.precision, ctx.seq_len, width)
+                         / gemm_efficiency(ctx.device.id, ctx.precision, float("inf"), width))
+        per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
+        self.compute_s_per_sequence_high = per_sequence
+        self.compute_s_per_sequence = per_sequence * speedup_limit
         # Full recompute replays each layer's forward (not the logits) instead
         # of flash attention's attention-only replay.
-        logits_fwd = logits_times(c.s, 1, c.h, c.V, t, c.flops_rate, c.hbm_rate)[0]
-        self.full_extra1 = (probe.forward_s - probe.recompute_s) / R - self.lp_ovh - logits_fwd
-        self.s_tp = 2.0 * c.s * c.h
-        self.s_p2p = 2.0 * c.s * c.h / t
-        self.tp1 = probe.tp_comm_s * size_efficiency(self.s_tp) if t > 1 else 0.0
-        self.p2p1 = probe.pp_p2p_total_s * size_efficiency(self.s_p2p) if p > 1 else 0.0
+        logits_forward = logits_times(ctx.seq_len, 1, ctx.hidden, ctx.vocab, tp, ctx.flops_rate, ctx.hbm_rate)[0]
+        replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
+        self.full_recompute_s_per_sequence = (replay if replay > 0.0 else 0.0) * speedup_limit
+        # Message sizes of one sequence; a micro-batch of b sends b times as much.
+        self.tp_message_bytes = 2.0 * ctx.seq_len * ctx.hidden
+        self.send_message_bytes = 2.0 * ctx.seq_len * ctx.hidden / tp
+        # The probe's traffic for the whole replica batch as if at asymptotic bus bandwidth.
+        self.tp_comm_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes)
+                                       if tp > 1 else 0.0)
+        self.sends_s_at_asymptote = (probe.pp_p2p_total_s * size_efficiency(self.send_message_bytes)
+                                     if pp > 1 else 0.0)
         zero = probe.parallelism.zero
-        self.opt_full = probe.optimizer_s * (d if zero >= 1 else 1)
-        self.opt_sharded = self.opt_full / d
-        self.dp_allreduce = probe.dp_comm_total_s
-        self.d = d
-        if d > 1:
-            z3 = zero3_times(c, t, p, d)
-            self.z3_fill = 2.0 * z3.layer_gather
-            self.z3_rest = 2.0 * z3.gather + z3.reduce - self.z3_fill
+        self.optimizer_s_replicated = probe.optimizer_s * (dp if zero >= 1 else 1)
+        self.optimizer_s_sharded = self.optimizer_s_replicated / dp
+        self.dp_collective_s = probe.dp_comm_total_s
+        if dp > 1 and ctx.modern:
+            self.zero3_unhidden_s = fsdp_unhidden_gathers(ctx, tp, dp)
+            self.zero3_rest_s = 0.0
+        elif dp > 1:
+            z3 = zero3_times(ctx, tp, pp, dp)
+            # The first gather of the forward and of the backward pass is never hidden.
+            self.zero3_unhidden_s = 2.0 * z3.layer_gather
+            self.zero3_rest_s = 2.0 * z3.gather + z3.reduce - self.zero3_unhidden_s
         else:
-            self.z3_fill = self.z3_rest = 0.0
+            self.zero3_unhidden_s = self.zero3_rest_s = 0.0
 
-    def step(self, b, v, zero, recompute, sequence_parallel=True):
+    def step(self, micro_batch, interleave, zero, recompute, sequence_parallel=True):
         """Seconds; never above evaluate()'s step_s for the same plan.
 
         zero=None bounds every ZeRO stage at once (the least of them). The
@@ -116,32 +148,42 @@ class StepBound:
         only grows, but so does the DP overlap window, so the exposed-DP term
         is dropped from the bound for such plans.
         """
-        R = self.R
-        m = R // b
-        tp = self.tp1 / size_efficiency(self.s_tp * b) if self.tp1 else 0.0
-        sends = v * self.p2p1 / size_efficiency(self.s_p2p * b) if self.p2p1 else 0.0
-        compute = R * self.c1 + m * self.c0
+        b, v = micro_batch, interleave
+        sequences = self.sequences_per_replica
+        m = sequences // b
+        tp = 0.0
+        if self.tp_comm_s_at_asymptote:
+            tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
+            if sequence_parallel:
+                tp /= self.tp_overlap_steps
+        sends = (v * self.sends_s_at_asymptote / size_efficiency(self.send_message_bytes * b)
+                 if self.sends_s_at_asymptote else 0.0)
+        compute = sequences * self.compute_s_per_sequence + m * self.overhead_s_per_micro_batch
+        window = b * self.compute_s_per_sequence_high + self.overhead_s_per_micro_batch
         if recompute == "full":
-            compute += R * self.full_extra1 + m * self.lp_ovh
+            extra = sequences * self.full_recompute_s_per_sequence + m * self.forward_overhead_s
+            compute += extra
+            window += extra / m
         busy = compute + tp
         # Sends hide behind compute in the steady phase, not in fill and drain.
-        bubble = (self.p - 1.0) / v * (busy + sends) / m
+        bubble = (self.pp - 1.0) / v * (busy + sends) / m
         step = (busy if busy >= sends else sends) + bubble
-        if self.d == 1:
-            return step + self.opt_full
-        overlap = cal.DP_OVERLAP_FRACTION
-        # ZeRO 0-2: the largest overlap window is backward + full recompute of
-        # one micro-batch, plus (v - 1)/v of the drain bubble. The step grows
-        # with the bubble even after the wider window (slope 1/v > 0), so the
-        # lower-bound bubble keeps the sum a lower bound.
-        dp_step = step + self.opt_sharded
-        window = overlap * (b * self.c1 + self.c0) + (v - 1.0) / v * bubble
-        if self.dp_allreduce > window and sequence_parallel:
-            dp_step += self.dp_allreduce - window
+        if self.dp == 1:
+            return step + self.optimizer_s_replicated
+        # ZeRO 0-2: the window of one micro-batch (the 2021 stack hides
+        # DP_OVERLAP_FRACTION of it), plus (v - 1)/v of the drain bubble. The
+        # step grows with the bubble even after the wider window (slope 1/v > 0),
+        # so the lower-bound bubble keeps the sum a lower bound.
+        if not self.modern:
+            window *= cal.DP_OVERLAP_FRACTION
+        window += (v - 1.0) / v * bubble
+        dp_step = step + self.optimizer_s_sharded
+        if self.dp_collective_s > window and sequence_parallel:
+            dp_step += self.dp_collective_s - window
         if zero is not None and zero < 3:
-            return dp_step if zero >= 1 else dp_step - self.opt_sharded + self.opt_full
-        rest = self.z3_rest - overlap * compute / m
-        z3_step = step + self.opt_sharded + m * (self.z3_fill + (rest if rest > 0.0 else 0.0))
+            return dp_step if zero >= 1 else dp_step - self.optimizer_s_sharded + self.optimizer_s_replicated
+        rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * compute / m
+        z3_step = step + self.optimizer_s_sharded + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
         if zero is None:
             return z3_step if z3_step < dp_step else dp_step
         return z3_step

@@ -16,13 +16,13 @@ def _entry(decision, option, reason, numbers):
 
 def parallelism(ctx):
     """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage."""
-    par, c = ctx.parallelism, ctx.c
+    par, wctx = ctx.parallelism, ctx.wctx
     dims = [name for name, size in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if size > 1]
     option = "_".join(dims) if dims else "single"
     if par.zero and par.dp > 1:
         option += "_zero%d" % par.zero
-    weights_total = 2.0 * c.params
-    state_total = c.state_bytes * c.params
+    weights_total = 2.0 * wctx.params
+    state_total = wctx.state_bytes * wctx.params
     if not ctx.fits:
         reason = "nothing_fits"
     elif ctx.gpus_used == 1:
@@ -40,13 +40,13 @@ def parallelism(ctx):
     else:
         reason = "replicas_fit"
     numbers = {
-        "params": c.params,
+        "params": wctx.params,
         "weights_bytes_total": weights_total,
         "state_bytes_total": state_total,
-        "device_bytes": c.device_bytes,
+        "device_bytes": wctx.device_bytes,
         "usable_bytes": ctx.usable,
         "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero,
-        "gpus_per_node": c.gpn,
+        "gpus_per_node": wctx.gpus_per_node,
         "gpus_used": ctx.gpus_used,
         "params_per_gpu": ctx.report.params_per_gpu,
         "memory_bytes_per_gpu": ctx.report.memory_bytes,
@@ -70,7 +70,7 @@ def gradient_sync(ctx):
     numbers = {
         "dp": par.dp,
         "zero": par.zero,
-        "gradient_bytes_per_gpu": r.params_per_gpu * ctx.c.grad_bytes,
+        "gradient_bytes_per_gpu": r.params_per_gpu * ctx.wctx.grad_bytes,
         "dp_comm_total_s": r.dp_comm_total_s,
         "dp_comm_exposed_s": r.dp_comm_s,
         "zero_comm_total_s": r.zero_comm_total_s,
@@ -83,9 +83,9 @@ def gradient_sync(ctx):
 
 def activation_memory(ctx):
     """Recompute mode (arXiv:2205.05198 Sec 5) and sequence parallelism (Sec 4.2.2)."""
-    par, r, c = ctx.parallelism, ctx.report, ctx.c
+    par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     if par.recompute == "none":
-        option = "flash_attention" if c.flash else "keep_all"
+        option = "flash_attention" if wctx.flash else "keep_all"
     else:
         option = par.recompute + "_recompute"
     room = ctx.usable - ctx.state
@@ -99,7 +99,7 @@ def activation_memory(ctx):
         "step_s": r.step_s,
         "micro_batch": par.micro_batch,
         "sequence_parallel": par.sequence_parallel,
-        "flash_attention": c.flash,
+        "flash_attention": wctx.flash,
     }
     return _entry("activation_memory", option, reason, numbers)
 
@@ -145,9 +145,9 @@ def data_pipeline(ctx):
 def interconnect(ctx):
     """Where each collective runs: TP on NVLink inside a node (arXiv:2104.04473
     Sec 3.2), pipeline sends and DP across nodes on the fabric."""
-    par, r, c = ctx.parallelism, ctx.report, ctx.c
-    nodes = -(-ctx.gpus_used // c.gpn)
-    pp_link = "none" if par.pp == 1 else ("nvlink" if par.tp * par.pp <= c.gpn else "inter_node")
+    par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
+    nodes = -(-ctx.gpus_used // wctx.gpus_per_node)
+    pp_link = "none" if par.pp == 1 else ("nvlink" if par.tp * par.pp <= wctx.gpus_per_node else "inter_node")
     if ctx.gpus_used == 1:
         option, reason = "none", "single_gpu"
     elif nodes == 1:
@@ -159,7 +159,7 @@ def interconnect(ctx):
     else:
         option, reason = "nvlink_plus_fabric", "replicas_across_fabric"
     numbers = {
-        "gpus_per_node": c.gpn,
+        "gpus_per_node": wctx.gpus_per_node,
         "nodes": nodes,
         "tp": par.tp,
         "nvlink_bytes_per_s": ctx.workload.device.nvlink_bytes_per_s,

@@ -14,7 +14,7 @@ def _part(active, count, load, level):
 def diagram(ctx):
     par, r, meters = ctx.parallelism, ctx.report, ctx.meters
     step = r.step_s if r.step_s > 0.0 else 1.0
-    nodes = -(-ctx.gpus_used // ctx.c.gpn)
+    nodes = -(-ctx.gpus_used // ctx.wctx.gpus_per_node)
     period = r.checkpoint_interval_s + r.checkpoint_write_s
     return {
         "data_loaders": _part(True, nodes, meters["data"]["ratio"], meters["data"]["level"]),

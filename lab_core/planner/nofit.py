@@ -6,14 +6,14 @@ bounds.py), which only shrinks as pp or dp grows. GPU counts are t pp dp
 with tp dividing the GPUs per node, pp the layers and dp the batch.
 """
 from .assumptions import MAX_GPUS_SEARCHED
-from .bounds import activation_bytes, state_bytes
+from .bounds import plan_memory
 
 
-def floor_bytes(c, t, p, d):
-    return state_bytes(c, t, p, d, 3 if d > 1 else 0) + activation_bytes(c, t, p, d, "full", 1, 1)
+def floor_bytes(wctx, t, p, d):
+    return plan_memory(wctx, t, p, d, 3 if d > 1 else 0, "full", 1, 1)
 
 
-def smallest_fitting(c, space, usable, at_most=MAX_GPUS_SEARCHED):
+def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED):
     """(gpus, tp, pp, dp) of the fewest GPUs whose floor fits, or None.
 
     For each (tp, pp) the floor falls as dp grows, so a binary search over the
@@ -23,12 +23,12 @@ def smallest_fitting(c, space, usable, at_most=MAX_GPUS_SEARCHED):
     for t in space.tps:
         for p in space.pps:
             dps = space.dps
-            if floor_bytes(c, t, p, dps[-1]) > usable:
+            if floor_bytes(wctx, t, p, dps[-1]) > usable:
                 continue
             lo, hi = 0, len(dps) - 1
             while lo < hi:
                 mid = (lo + hi) // 2
-                if floor_bytes(c, t, p, dps[mid]) <= usable:
+                if floor_bytes(wctx, t, p, dps[mid]) <= usable:
                     hi = mid
                 else:
                     lo = mid + 1
@@ -39,7 +39,7 @@ def smallest_fitting(c, space, usable, at_most=MAX_GPUS_SEARCHED):
     return best
 
 
-def largest_fitting(c, space, usable, at_most):
+def largest_fitting(wctx, space, usable, at_most):
     """The most GPUs (<= at_most) some layout whose floor fits uses, or None."""
     best = None
     for t in space.tps:
@@ -48,7 +48,7 @@ def largest_fitting(c, space, usable, at_most):
                 n = t * p * d
                 if n > at_most:
                     continue
-                if floor_bytes(c, t, p, d) <= usable and (best is None or n > best):
+                if floor_bytes(wctx, t, p, d) <= usable and (best is None or n > best):
                     best = n
                 break
     return best

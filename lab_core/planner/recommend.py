@@ -11,11 +11,10 @@ nothing fits, the overflow and the smallest GPU count that would fit
 import dataclasses
 
 from ..errors import LabInputError
-from ..evaluate import context_for, evaluate
-from ..parallelism import Parallelism
+from ..context import context_for
 from ..workload import Workload
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, state_bytes
+from .bounds import activation_bytes, plan_memory, state_bytes
 from .decisions import decisions
 from .diagram import diagram
 from .meters import meters
@@ -23,13 +22,13 @@ from .nofit import floor_bytes, largest_fitting, smallest_fitting
 from .plan import Plan
 from .search import search
 from .space import Space
-from .stage import STAGES, shape_stage_parts, workload_stage
+from .stage import STAGES, workload_stage
 
 
 class _Context:
     """Everything the decision and diagram builders read."""
 
-    __slots__ = ("workload", "c", "parallelism", "report", "fits", "gpus_used", "usable", "state",
+    __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable", "state",
                  "activations_without_recompute", "checkpoint", "meters", "best_replica",
                  "goodput_tokens_per_s")
 
@@ -42,19 +41,19 @@ def _gpus_to_use(workload, space, usable):
     """The reader's GPU count if a layout uses it and one fits; else the most
     GPUs a fitting layout uses; else the most any layout uses."""
     n = workload.gpus
-    c = context_for(workload)
+    wctx = context_for(workload)
     if space.layouts(n):
-        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(c, t, p, d) <= usable]
+        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(wctx, t, p, d) <= usable]
         if exact:
             return n
-    fitting = largest_fitting(c, space, usable, n)
+    fitting = largest_fitting(wctx, space, usable, n)
     return fitting if fitting is not None else space.largest_usable(n)
 
 
-def _checkpoint(report, c, gpus):
+def _checkpoint(report, gpus):
     """Chosen interval next to Young/Daly, and what moving to Daly's would gain."""
     train = report.train_time_s
-    at_daly = train / c.goodput_at_daly if c.goodput_at_daly > 0.0 else None
+    at_daly = train / report.goodput_at_daly if report.goodput_at_daly > 0.0 else None
     now = report.train_time_with_failures_s
     saved = (now - at_daly) if (now is not None and at_daly is not None) else None
     return {
@@ -105,7 +104,7 @@ def _alternatives(result, chosen, chosen_shape):
     return out
 
 
-def _unfit_stages(c, space, gpus, usable, seen):
+def _unfit_stages(wctx, space, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
     "no_layout" when no tp x pp x dp layout of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
@@ -118,7 +117,7 @@ def _unfit_stages(c, space, gpus, usable, seen):
         else:
             shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
         for stage, z, mode in shapes:
-            need = state_bytes(c, t, p, d, z) + activation_bytes(c, t, p, d, mode, 1, 1)
+            need = plan_memory(wctx, t, p, d, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
@@ -139,13 +138,13 @@ def recommend(workload):
     """The plan with the best goodput throughput that fits (DESIGN.md "Plan")."""
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
-    c0 = context_for(workload)
-    usable = c0.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+    requested = context_for(workload)
+    usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = Space(workload)
     used = _gpus_to_use(workload, space, usable)
     w = _with_gpus(workload, used)
     result = search(w)
-    c = context_for(w)
+    wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
     plan.gpus_used = used
@@ -157,17 +156,13 @@ def recommend(workload):
     else:
         cand = result.closest
         plan.fits = False
-        if cand is None:
-            # No layout at all (cannot happen for used >= 1: tp = pp = dp = 1 always exists).
-            cand_par = Parallelism()
-            cand = _Fallback(cand_par, evaluate(_with_gpus(workload, 1), cand_par), c.goodput)
-        found = smallest_fitting(c0, space, usable)
+        found = smallest_fitting(requested, space, usable)
         r = cand.report
         plan.no_fit = {
             "closest_parallelism": cand.parallelism.to_dict(),
             "memory_bytes": r.memory_bytes,
             "usable_bytes": usable,
-            "device_bytes": c.device_bytes,
+            "device_bytes": wctx.device_bytes,
             "overflow_bytes": r.memory_bytes - usable,
             "overflow_ratio": r.memory_bytes / usable,
             "min_gpus": None if found is None else found[0],
@@ -177,27 +172,27 @@ def recommend(workload):
     plan.parallelism = par
     plan.report = report
     plan.goodput_tokens_per_s = cand.goodput_tokens_per_s
-    plan.stage = workload_stage(workload, usable, c0.interruptions_per_day)
+    plan.stage = workload_stage(workload, usable, requested.failures.interruptions_per_day)
     plan.shape = cand.stage
 
     ctx = _Context()
-    ctx.workload, ctx.c, ctx.parallelism, ctx.report = w, c, par, report
+    ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
-    ctx.state = state_bytes(c, par.tp, par.pp, par.dp, par.zero)
-    ctx.activations_without_recompute = activation_bytes(c, par.tp, par.pp, par.dp, "none",
+    ctx.state = state_bytes(wctx, par.tp, par.pp, par.dp, par.zero)
+    ctx.activations_without_recompute = activation_bytes(wctx, par.tp, par.pp, par.dp, "none",
                                                          par.micro_batch, par.interleave)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None
-    ctx.checkpoint = _checkpoint(report, c, used)
+    ctx.checkpoint = _checkpoint(report, used)
     ctx.meters = meters(report, ctx.activations_without_recompute, ctx.state, usable)
     plan.meters = ctx.meters
     plan.checkpoint = ctx.checkpoint
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _unfit_stages(c, Space(w), used, usable, result.stage_best)
+    plan.unfit_stages = _unfit_stages(wctx, Space(w), used, usable, result.stage_best)
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,
@@ -206,14 +201,3 @@ def recommend(workload):
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
     }
     return plan
-
-
-class _Fallback:
-    __slots__ = ("parallelism", "report", "goodput_tokens_per_s", "score", "stage")
-
-    def __init__(self, par, report, goodput):
-        self.parallelism = par
-        self.report = report
-        self.goodput_tokens_per_s = report.tokens_per_s * goodput
-        self.score = report.tokens_per_s
-        self.stage = shape_stage_parts(1, 1, 1, 0, "none")

@@ -31,9 +31,10 @@ within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
 tests/planner/test_search_exact.py checks optimum, tie-break and per-shape
 bests against an exhaustive search.
 """
-from ..evaluate import context_for, evaluate
-from ..parallelism import Parallelism
-from .bounds import StepBound, activation_bytes, state_bytes
+from ..context import context_for
+from ..evaluate import evaluate
+from ..parallelism import RECOMPUTE_MODES, Parallelism
+from .bounds import StepBound, fits, plan_memory, stage_activation_bytes, stage_state_bytes, state_bytes
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .space import Space, divisors
 from .stage import shape_stage, shape_stage_parts
@@ -71,7 +72,7 @@ def _simplicity(t, p, d, zero, recompute, v):
     return (dims, zero, _RECOMPUTE_RANK[recompute], t * p, p, v)
 
 
-_RECOMPUTE_RANK = {"none": 0, "selective": 1, "full": 2}
+_RECOMPUTE_RANK = {mode: rank for rank, mode in enumerate(RECOMPUTE_MODES)}
 
 
 def ranking_key(cand):
@@ -90,10 +91,10 @@ class SearchResult:
 class _Search:
     def __init__(self, workload):
         self.w = workload
-        self.c = context_for(workload)
-        self.usable = self.c.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
-        self.goodput = self.c.goodput
-        self.tokens = self.c.tokens_per_step
+        self.ctx = context_for(workload)
+        self.usable = self.ctx.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+        self.goodput = self.ctx.failures.goodput
+        self.tokens = self.ctx.tokens_per_step
         self.goodput_per_step = self.tokens * _weight(self.goodput)
         self.replica_state = 0.0
         self.evaluated = 0
@@ -142,59 +143,60 @@ class _Search:
 
 
 def _recompute_modes(flash):
-    return ("none", "full") if flash else ("none", "selective", "full")
+    """Least to most recompute; selective equals none with flash attention (see above)."""
+    return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective"))
 
 
 def search(workload):
     """Search `workload` (whose gpus is already a count some layout uses)."""
-    s = _Search(workload)
-    c = s.c
+    run = _Search(workload)
+    ctx = run.ctx
     space = Space(workload)
     layouts = space.layouts(workload.gpus)
-    modes = _recompute_modes(c.flash)
-    usable = s.usable
+    modes = _recompute_modes(ctx.flash)
+    usable = run.usable
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
-    s.replica_state = state_bytes(c, 1, 1, 1, 0)
+    run.replica_state = state_bytes(ctx, 1, 1, 1, 0)
     floors = []
     live = []
     for t, p, d in layouts:
         zmax = 3 if d > 1 else 0
-        floor = state_bytes(c, t, p, d, zmax) + activation_bytes(c, t, p, d, "full", 1, 1)
+        floor = plan_memory(ctx, t, p, d, zmax, "full", 1, 1)
         floors.append((floor, t, p, d))
         if floor > usable:
             continue
-        probe = s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=1 if d > 1 else 0, recompute="none",
+        probe = run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=1 if d > 1 else 0, recompute="none",
                                        sequence_parallel=t > 1, micro_batch=1, interleave=1))
-        layout = _Layout(s, t, p, d, StepBound(c, t, p, d, probe.report), modes)
+        layout = _Layout(run, t, p, d, StepBound(ctx, t, p, d, probe.report), modes)
         if layout.rows:
             live.append(layout)
     # Most promising layouts first, so later ones meet a strong incumbent.
     live.sort(key=lambda lay: (lay.lower_bound, lay.t, lay.p))
     for layout in live:
-        if s.worth_any(s.goodput_per_step / layout.lower_bound, layout.stages):
-            _search_layout(s, layout, modes)
+        if run.worth_any(run.goodput_per_step / layout.lower_bound, layout.stages):
+            _search_layout(run, layout, modes)
     result = SearchResult()
     result.workload = workload
     result.gpus_used = workload.gpus
     result.usable_bytes = usable
-    result.evaluated = s.evaluated
-    result.considered = s.considered
+    result.evaluated = run.evaluated
+    result.considered = run.considered
     result.layouts = len(layouts)
     result.layouts_feasible = len(live)
-    result.candidates = s.fitting
-    fastest = sorted(s.fitting, key=lambda k: (-k.score,) + ranking_key(k))
+    result.candidates = run.fitting
+    fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
     result.stage_best = {}
     for cand in fastest:
         result.stage_best.setdefault(cand.stage, cand)
-    if s.fitting:
-        band = s.best * (1.0 - TIE_TOLERANCE)
-        result.chosen = min((k for k in s.fitting if k.score >= band), key=ranking_key)
+    if run.fitting:
+        band = run.best * (1.0 - TIE_TOLERANCE)
+        result.chosen = min((k for k in run.fitting if k.score >= band), key=ranking_key)
         result.closest = None
     else:
         result.chosen = None
-        result.closest = _closest(s, floors)
+        result.closest = _closest(run, floors)
     return result
 
 
@@ -203,19 +205,19 @@ class _Layout:
 
     __slots__ = ("t", "p", "d", "bound", "zeros", "states", "rows", "lower_bound", "stages")
 
-    def __init__(self, s, t, p, d, bound, modes):
-        c = s.c
+    def __init__(self, run, t, p, d, bound, modes):
+        ctx = run.ctx
         self.t, self.p, self.d, self.bound = t, p, d, bound
         self.zeros = (0, 1, 2, 3) if d > 1 else (0,)
-        self.states = [state_bytes(c, t, p, d, z) for z in self.zeros]
+        self.states = [stage_state_bytes(ctx, t, p, d, z) for z in self.zeros]
         self.stages = ("single_gpu",) if t * p * d == 1 else (
             ("data_parallel", "zero_sharded") if t == p == 1 else ("tensor_pipeline", "full_3d"))
-        R = c.batch // d
-        per_stage = c.L // p
+        R = ctx.batch_sequences // d
+        per_stage = ctx.layers // p
         rows = []
         for b in divisors(R):
             # Memory grows with b: stop once even ZeRO-max + full recompute overflows.
-            if self.states[-1] + activation_bytes(c, t, p, d, "full", b, 1) > s.usable:
+            if fits(self.states[-1], stage_activation_bytes(ctx, t, p, d, "full", b, 1)) > run.usable:
                 break
             m = R // b
             vs = (1,)
@@ -241,27 +243,27 @@ def _best_v(bound, b, vs, z, recompute, sp):
     return best_v
 
 
-def _search_layout(s, lay, modes):
-    c = s.c
+def _search_layout(run, lay, modes):
+    ctx = run.ctx
     t, p, d, bound = lay.t, lay.p, lay.d, lay.bound
-    usable = s.usable
-    goodput_per_step = s.goodput_per_step
+    usable = run.usable
+    goodput_per_step = run.goodput_per_step
     sp = t > 1
     replica = t == 1 and p == 1
     for row_bound, b, vs, sp_bound in lay.rows:
-        if not s.worth_any(goodput_per_step / row_bound, lay.stages):
+        if not run.worth_any(goodput_per_step / row_bound, lay.stages):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            if v > 1 and not s.worth_any(goodput_per_step / bound.step(b, v, None, "none", sp_bound), lay.stages):
+            if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, None, "none", sp_bound), lay.stages):
                 continue
-            acts = [activation_bytes(c, t, p, d, r, b, v) for r in modes]
-            if lay.states[-1] + acts[-1] > usable:
+            acts = [stage_activation_bytes(ctx, t, p, d, r, b, v) for r in modes]
+            if fits(lay.states[-1], acts[-1]) > usable:
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
                 ri = 0
-                while ri < len(modes) and lay.states[zi] + acts[ri] > usable:
+                while ri < len(modes) and fits(lay.states[zi], acts[ri]) > usable:
                     ri += 1
                 if ri == len(modes):
                     continue
@@ -271,19 +273,19 @@ def _search_layout(s, lay, modes):
                 previous_r = r
                 variants = ((ri, sp),)
                 for rj, sp_on in variants:
-                    s.considered += 1
-                    needs_sharding = replica and s.replica_state + acts[rj] > usable
+                    run.considered += 1
+                    needs_sharding = replica and run.replica_state + max(acts[rj]) > usable
                     stage = shape_stage_parts(t, p, d, z, modes[rj], needs_sharding)
                     key = _simplicity(t, p, d, z, modes[rj], v) + (stage,)
-                    if s.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):
-                        s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=modes[rj],
+                    if run.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):
+                        run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=modes[rj],
                                                sequence_parallel=sp_on, micro_batch=b, interleave=v))
 
 
-def _closest(s, floors):
+def _closest(run, floors):
     """No layout fits: the one with the least memory, evaluated as it would run."""
     if not floors:
         return None
     floor, t, p, d = min(floors)
-    return s.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=3 if d > 1 else 0, recompute="full",
+    return run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=3 if d > 1 else 0, recompute="full",
                                   sequence_parallel=t > 1, micro_batch=1, interleave=1))

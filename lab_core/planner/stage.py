@@ -23,10 +23,10 @@ business), so it never goes backwards as params grow: every test is a bound
 on bytes proportional to the parameter count. The chosen plan may go further
 than its stage when that is faster (plan_shape says what it actually uses).
 """
+from ..memory import WEIGHT_BYTES
 from .assumptions import AT_SCALE_INTERRUPTIONS_PER_DAY
 
 STAGES = ("single_gpu", "data_parallel", "zero_sharded", "tensor_pipeline", "full_3d", "at_scale")
-WEIGHT_BYTES_PER_PARAM = 2.0  # 16-bit weights (arXiv:1910.02054 Sec 3.1)
 
 
 def stage_params(workload):
@@ -57,7 +57,7 @@ def workload_stage(workload, usable_bytes, interruptions_per_day):
         return "at_scale"
     params = stage_params(workload)
     state = workload.state_bytes_per_param * params
-    weights = WEIGHT_BYTES_PER_PARAM * params
+    weights = WEIGHT_BYTES * params
     if state <= usable_bytes:
         return "data_parallel"
     d = largest_dp(workload.batch_sequences, gpus)

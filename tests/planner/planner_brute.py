@@ -1,20 +1,19 @@
 """Exhaustive search over the whole plan space (tests only): the reference
 the pruned search in lab_core.planner.search must match."""
 from lab_core import LabInputError, Parallelism, evaluate
-from lab_core.evaluate import context_for
+from lab_core.context import context_for
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 from lab_core.planner.space import Space, divisors
-from lab_core.planner.bounds import state_bytes
 
 
 def all_plans(workload):
     space = Space(workload)
-    c = context_for(workload)
+    wctx = context_for(workload)
     for t, p, d in space.layouts(workload.gpus):
-        R = c.batch // d
+        R = wctx.batch_sequences // d
         for b in divisors(R):
             m = R // b
-            vs = divisors(c.L // p) if p > 1 and m % p == 0 else [1]
+            vs = divisors(wctx.layers // p) if p > 1 and m % p == 0 else [1]
             for v in vs:
                 for z in ((0, 1, 2, 3) if d > 1 else (0,)):
                     for r in ("none", "selective", "full"):
@@ -25,8 +24,9 @@ def all_plans(workload):
 
 def brute(workload):
     """[(goodput tokens/s, parallelism, report, needed_recompute_full, needs_sharding)] of every fitting plan."""
-    c = context_for(workload)
-    usable = c.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+    wctx = context_for(workload)
+    usable = wctx.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
+    goodput = wctx.failures.goodput
     out = []
     reports = {}
     for par in all_plans(workload):
@@ -34,5 +34,5 @@ def brute(workload):
         reports[(par.tp, par.pp, par.dp, par.zero, par.recompute, par.sequence_parallel, par.micro_batch,
                  par.interleave)] = rep
         if rep.memory_bytes <= usable:
-            out.append((rep.tokens_per_s * (c.goodput if c.goodput > 0 else 1.0), par, rep))
+            out.append((rep.tokens_per_s * (goodput if goodput > 0 else 1.0), par, rep))
     return out, reports, usable

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from lab_core.inputs import SPEC_BY_NAME
+
 from labsite.errors import BuildError
 from labsite.scenarios import SCENARIOS, check_tree, load_all, load_demo_path, load_scenarios
 from labsite.scenarios.validate import check_scenario_file
@@ -164,7 +166,7 @@ def test_every_shipped_file_points_editors_at_its_schema():
 def test_workload_numbers_never_arrive_as_strings():
     for scenario in load_scenarios():
         for name, value in scenario.workload.items():
-            if name == "gpu":
+            if SPEC_BY_NAME[name].kind == "choice" and isinstance(SPEC_BY_NAME[name].default, str):
                 assert isinstance(value, str)
             else:
                 assert isinstance(value, (int, float, bool)) or value is None, (scenario.id, name, value)

@@ -1,0 +1,77 @@
+"""Numbers that depend on the workload only, computed once per Workload.
+
+A planner evaluates hundreds of layouts of one workload; everything here is
+the same for all of them (the model's dimensions, the device's achievable
+rates, the failure and checkpoint figures), so evaluate() reads it from the
+cache instead of recomputing it.
+"""
+from . import calibration as cal
+from .failures import failure_figures
+from .flops import model_flops, recompute_flops
+from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
+from .memory import gradient_bytes_per_param
+from .parallelism import RECOMPUTE_MODES
+from .stack import is_modern
+
+
+class WorkloadContext:
+    """Per-workload quantities (plain attributes, read in hot loops)."""
+
+    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+                 "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
+                 "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
+                 "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
+                 "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
+                 "failures")
+
+    def __init__(self, w):
+        shape = w.shape
+        dev = w.device
+        self.workload = w
+        self.device = dev
+        self.precision = w.precision
+        self.modern = is_modern(w.stack)
+        # Tensor-parallel overlap is a modern-stack feature (stack.py).
+        self.tp_overlap = self.modern and w.tp_comm_overlap
+        self.seq_len = w.seq_len
+        self.hidden = shape.hidden
+        self.heads = shape.heads
+        self.ffn_hidden = shape.ffn_hidden
+        self.kv_ratio = shape.kv_ratio
+        self.vocab = shape.vocab
+        self.layers = shape.layers
+        self.layer_params = shape.layer_params
+        self.params = shape.params
+        self.dropout = w.dropout
+        self.flash = w.flash_attention
+        self.peak_flops = dev.peak_flops
+        self.flops_rate = dev.peak_flops * cal.GEMM_EFFICIENCY[dev.id]
+        self.hbm_rate = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY
+        self.nvlink_rate = nvlink_busbw_bytes_per_s(dev)
+        self.nic_rate = nic_bytes_per_s(w.inter_node_gbps)
+        self.device_bytes = dev.memory_bytes
+        self.gpus_per_node = w.gpus_per_node
+        self.gpus = w.gpus
+        self.nodes = -(-w.gpus // w.gpus_per_node)
+        self.batch_sequences = w.batch_sequences
+        self.tokens_per_step = float(w.batch_sequences * w.seq_len)
+        self.state_bytes = w.state_bytes_per_param
+        self.grad_bytes = gradient_bytes_per_param(w.state_bytes_per_param)
+        self.training_tokens = w.training_tokens
+        self.loader_tokens_per_s_per_node = w.loader_tokens_per_s_per_node
+        self.storage_read_bytes_per_s = w.storage_read_gbps * 1e9
+        args = (w.batch_sequences, w.seq_len, shape.layers, shape.hidden)
+        self.model_flops = model_flops(*args, shape.vocab, shape.ffn_hidden, shape.kv_ratio)
+        self.recompute_flops = {mode: recompute_flops(*args, shape.ffn_hidden, shape.kv_ratio, mode, w.flash_attention)
+                                for mode in RECOMPUTE_MODES}
+        self.failures = failure_figures(w.gpus, w.gpu_failures_per_hour, shape.params, w.checkpoint_storage_gbps,
+                                        w.checkpoint_interval_min, w.restart_min)
+
+
+def context_for(workload):
+    """The workload's cached WorkloadContext (built on first use)."""
+    cache = workload._context_cache
+    ctx = cache.get("ctx")
+    if ctx is None:
+        ctx = cache["ctx"] = WorkloadContext(workload)
+    return ctx

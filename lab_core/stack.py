@@ -1,0 +1,31 @@
+"""Software stacks and number formats: what a framework overlaps, and in what format it computes.
+
+STACKS (Workload.stack):
+- ``modern``: Megatron-Core / torchtitan style (2023 on). Data-parallel
+  gradients are reduce-scattered bucket by bucket while the last
+  micro-batch's backward runs, and the distributed optimizer's parameter
+  all-gather runs under the next step's first forward (Megatron-Core
+  --overlap-grad-reduce / --overlap-param-gather, docs of
+  megatron/core/distributed/distributed_data_parallel_config.py); FSDP / ZeRO-3
+  gathers each layer's weights one layer ahead and reduce-scatters its
+  gradients right after its backward (PyTorch FSDP, arXiv:2304.11277 Sec 3.3-3.4);
+  tensor-parallel collectives overlap the GEMMs around them where
+  Workload.tp_comm_overlap is on (Transformer Engine userbuffers; torchtitan
+  async TP); pipeline sends are asynchronous.
+- ``megatron_lm_2021``: Megatron-LM as the 2021-2023 papers ran it (arXiv:2104.04473,
+  arXiv:2205.05198, MegaScale's baseline arXiv:2402.15627): one calibrated
+  overlap window for data-parallel traffic (calibration.DP_OVERLAP_FRACTION),
+  tensor-parallel collectives exposed, DeepSpeed-style ZeRO-3 gathers.
+
+PRECISIONS (Workload.precision): ``bf16`` GEMMs, or ``fp8`` GEMMs (Transformer
+Engine / torchao float8: the transformer layers' matrix multiplies in FP8 with
+their own peak; attention, the output layer, optimizer state and gradient
+reduction stay in 16/32-bit, arXiv:2209.05433 Sec 4).
+"""
+
+STACKS = ("modern", "megatron_lm_2021")
+PRECISIONS = ("bf16", "fp8")
+
+
+def is_modern(stack):
+    return stack == "modern"

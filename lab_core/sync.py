@@ -1,0 +1,248 @@
+"""Data-parallel gradient synchronisation, ZeRO-3 gathers and the optimizer step.
+
+Two stacks (stack.py). The 2021 stack (legacy_sync): one overlap window
+serves all overlappable traffic (DP gradients, ZeRO-3 gathers); compute can
+hide communication once, and a second of extra compute hides at most
+calibration.DP_OVERLAP_FRACTION < 1 seconds. The modern stack (modern_sync):
+what hides behind what follows from the schedule - gradient buckets behind
+the last micro-batch's backward, the parameter all-gather behind the next
+step's first forward, ZeRO-3's per-layer gathers behind the layer before.
+Every second hidden slows compute by calibration.COMM_CONTENTION.
+"""
+from . import calibration as cal
+from .comms import group_time
+from .memory import WEIGHT_BYTES
+
+
+class SyncTimes:
+    """Seconds per step: DP gradient and ZeRO-3 traffic (total, exposed), optimizer."""
+
+    __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link")
+
+
+def gradient_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times."""
+    if ctx.modern:
+        return modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
+    return legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
+
+
+def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+    """The 2021 stack's data-parallel traffic (module docstring)."""
+    t, p, d, v, zero = par.tp, par.pp, par.dp * par.cp, par.interleave, par.zero
+    m = micro_batches
+    ranks_per_node = dp_ranks_per_node(ctx, t, p, d)
+    overlap = cal.DP_OVERLAP_FRACTION
+    out = SyncTimes()
+    out.link = "none" if d == 1 else ("nvlink" if ranks_per_node >= d else "inter_node")
+    if zero >= 3 and d > 1:
+        # Per micro-batch, every layer's 16-bit weights are all-gathered before
+        # its forward and again before its backward, and its gradients are
+        # reduce-scattered after it (arXiv:1910.02054 Sec 7.2.2: 3 Psi per
+        # micro-batch; gradients are sharded, so they cannot be accumulated
+        # unreduced over micro-batches). Prefetch runs one layer ahead inside
+        # the same micro-batch: the first gather of each pass is exposed, the
+        # rest competes for that pass's compute window.
+        z3 = zero3_times(ctx, t, p, d)
+        gather, fill, reduce = z3.gather, z3.layer_gather, z3.reduce
+        exposed_forward = fill + excess(gather - fill, overlap * mb.forward)
+        exposed_backward = fill + excess(gather + reduce - fill, overlap * (mb.backward + mb.recompute))
+        out.zero_total = 2.0 * m * gather
+        out.dp_total = m * reduce
+        share = gather / (gather + reduce) if gather + reduce > 0.0 else 1.0
+        out.zero_exposed = m * (exposed_forward + share * exposed_backward)
+        out.dp_exposed = m * (1.0 - share) * exposed_backward
+    else:
+        # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
+        # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
+        # leave while the last micro-batch's backward runs.
+        # With v interleaved chunks a chunk's gradients are final once its
+        # last backward ends, spread over the drain phase: (v - 1)/v of the
+        # drain bubble is idle time the buckets of finished chunks can use.
+        out.dp_total = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)
+        out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
+        out.zero_total = out.zero_exposed = 0.0
+    out.optimizer = optimizer_time(ctx, params_per_gpu, d, zero)
+    return out
+
+
+def modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+    """The modern stack's data-parallel traffic (module docstring).
+
+    Ranks that hold the same weights are the dp x cp data- and
+    context-parallel GPUs; ZeRO shards over dp_shard x cp of them (all unless
+    hybrid sharding), and hybrid sharding all-reduces each shard's gradients
+    across the dp / dp_shard replicas once per step. Megatron-Core's rank
+    order puts tensor parallelism innermost, then context, then data
+    parallelism (pipeline outermost), so gpus_per_node / (t cp) ... / t of a
+    data-parallel group share a node.
+    """
+    ranks = par.dp * par.cp
+    shard = par.shard_ranks * par.cp if par.zero >= 1 else ranks
+    replicas = ranks // shard
+    per_node = ctx.gpus_per_node // par.tp if par.tp < ctx.gpus_per_node else 1
+    shard_per_node = min(per_node, shard)
+    out = SyncTimes()
+    out.link = "none" if ranks == 1 else ("nvlink" if shard_per_node >= shard and replicas == 1 else "inter_node")
+    # The last micro-batch's backward, and with v chunks (v - 1)/v of the
+    # drain, during which finished chunks' gradient buckets can go.
+    backward_window = mb.backward + mb.recompute + (par.interleave - 1.0) / par.interleave * pipe.bubble
+    grads = params_per_gpu * ctx.grad_bytes
+    if par.zero >= 3 and shard > 1:
+        out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
+            ctx, par, micro_batches, mb, shard, shard_per_node)
+    else:
+        out.zero_total = out.zero_exposed = 0.0
+        out.dp_total = out.dp_exposed = 0.0
+        if shard > 1:
+            factor = 2.0 if par.zero == 0 else 1.0  # all-reduce, or reduce-scatter (arXiv:1910.02054 Sec 7.1)
+            reduce, reduce_bucket = bucket_times(ctx, grads, shard, shard_per_node, factor)
+            out.dp_total += reduce
+            out.dp_exposed += _exposed(reduce, reduce_bucket, backward_window)
+            if par.zero >= 1:
+                # The distributed optimizer all-gathers the updated 16-bit weights
+                # under the next step's first forward (--overlap-param-gather).
+                gather, gather_bucket = bucket_times(ctx, WEIGHT_BYTES * params_per_gpu, shard, shard_per_node, 1.0)
+                out.dp_total += gather
+                out.dp_exposed += _exposed(gather, gather_bucket, mb.forward)
+    if replicas > 1:
+        across, bucket = bucket_times(ctx, grads / shard, replicas, 1, 2.0)
+        out.dp_total += across
+        out.dp_exposed += _exposed(across, bucket, backward_window)
+    hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
+    out.dp_exposed += cal.COMM_CONTENTION * hidden
+    out.optimizer = optimizer_time(ctx, params_per_gpu, shard, par.zero)
+    return out
+
+
+def _exposed(total, bucket, window):
+    """A bucketed collective behind a compute window: the last bucket cannot
+    start before the window ends, the rest hides up to the window's length."""
+    return bucket + excess(total - bucket, window)
+
+
+def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
+    """(gather total, gather exposed, reduce total, reduce exposed) seconds per step
+    of fully sharded data parallelism as PyTorch FSDP runs it.
+
+    Per micro-batch each layer's 16-bit weights are all-gathered before its
+    forward while the layer before computes (prefetch one layer ahead), freed
+    after it, gathered again for its backward, and its gradients are
+    reduce-scattered while the next layer's backward runs (arXiv:2304.11277
+    Sec 3.3-3.4; reshard after forward, the default). The first gather of the
+    forward and the last reduce-scatter are exposed; the embedding and output
+    layer are one more unit gathered first. Collectives over the shard group
+    use the hierarchical link model (comms.group_time: each GPU's NIC carries
+    1/k of a node's traffic).
+    """
+    t = par.tp
+    nvl, nic = ctx.nvlink_rate, ctx.nic_rate
+    layer = ctx.layer_params / t
+    embedding = ctx.vocab * ctx.hidden / t + ctx.seq_len * ctx.hidden
+    gather = group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0)
+    reduce = group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0)
+    gather_embedding = group_time(WEIGHT_BYTES * embedding, shard, shard_per_node, nvl, nic, 1.0)
+    reduce_embedding = group_time(ctx.grad_bytes * embedding, shard, shard_per_node, nvl, nic, 1.0)
+    layers = mb.layers
+    forward = gather_embedding + gather + (layers - 1) * excess(gather, mb.layer_forward)
+    backward = layers * excess(gather + reduce, mb.layer_backward)
+    share = gather / (gather + reduce)
+    m = micro_batches
+    gather_total = m * (2.0 * layers * gather + gather_embedding)
+    gather_exposed = m * (forward + share * backward)
+    reduce_total = m * (layers * reduce + reduce_embedding)
+    reduce_exposed = m * ((1.0 - share) * backward + reduce_embedding)
+    return gather_total, gather_exposed, reduce_total, reduce_exposed
+
+
+def fsdp_unhidden_gathers(ctx, tp, dp):
+    """Seconds of the gathers fsdp_times never hides in one micro-batch: the
+    embedding unit and the first layer (full sharding over dp ranks)."""
+    per_node = ctx.gpus_per_node // tp if tp < ctx.gpus_per_node else 1
+    shard_per_node = min(per_node, dp)
+    layer = WEIGHT_BYTES * ctx.layer_params / tp
+    embedding = WEIGHT_BYTES * (ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden)
+    return sum(group_time(size, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0) for size in (layer, embedding))
+
+
+def bucket_times(ctx, volume, ranks, ranks_per_node, factor):
+    """(total, one bucket) seconds of `volume` bytes sent in buckets of
+    calibration.DP_BUCKET_BYTES (the message size NCCL sees)."""
+    if ranks <= 1 or volume <= 0.0:
+        return 0.0, 0.0
+    size = volume if volume < cal.DP_BUCKET_BYTES else cal.DP_BUCKET_BYTES
+    one = group_time(size, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)
+    return volume / size * one, one
+
+
+def optimizer_time(ctx, params_per_gpu, dp, zero):
+    """One optimizer step over the parameters this GPU owns (all of them
+    without ZeRO, 1/dp with it), streaming calibration.OPTIMIZER_BYTES_PER_PARAM
+    bytes of HBM traffic per parameter."""
+    owned = params_per_gpu / dp if zero >= 1 else params_per_gpu
+    return owned * cal.OPTIMIZER_BYTES_PER_PARAM / ctx.hbm_rate
+
+
+def excess(comm, window):
+    """Communication time left exposed after a compute window."""
+    return comm - window if comm > window else 0.0
+
+
+def dp_ranks_per_node(ctx, tp, pp, dp):
+    """Data-parallel ranks sharing a node (Megatron order: TP innermost, then DP)."""
+    gpn = ctx.gpus_per_node
+    per_node = gpn // (tp * pp) if tp * pp < gpn else 1
+    return per_node if per_node < dp else dp
+
+
+class Zero3Times:
+    """ZeRO-3 traffic of one micro-batch on one GPU, seconds (see zero3_times)."""
+
+    __slots__ = ("layer_gather", "gather", "reduce")
+
+    def __init__(self, layer_gather, gather, reduce):
+        self.layer_gather = layer_gather
+        self.gather = gather
+        self.reduce = reduce
+
+
+def zero3_times(ctx, tp, pp, dp):
+    """Per-layer weight all-gather, one pass's gathers and the gradient reduce-scatter.
+
+    Messages are one layer's 16-bit weights (2 x layer params / t bytes) or
+    its gradients (grad bytes x layer params / t), plus the embeddings
+    (V h / t + s h) as one more message; each runs at the bus bandwidth of its
+    own size (comms.size_efficiency) over the link the DP group spans.
+    All-gather and reduce-scatter move (n - 1)/n of the message
+    (arXiv:1910.02054 Sec 7.1). Inside one node that is an NVLink ring; a
+    group that spans nodes is charged as a flat ring in which each GPU's
+    share crosses its own NIC (no intra-node aggregation of the node's eight
+    NICs, which gradient all-reduce buckets get, comms.group_time).
+    ASSUMPTION, checked against the six ZeRO-3 rows of arXiv:2104.04473
+    Table 2 (DeepSpeed ZeRO-3, 175B and 530B on 384-2,240 A100s): with it the
+    model is 11-40% faster than published (mean +25%); with hierarchical
+    aggregation it was 42-362% faster.
+    """
+    rpn = dp_ranks_per_node(ctx, tp, pp, dp)
+    if rpn < dp:
+        rpn = 1
+    layer = ctx.layer_params / tp
+    emb = ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
+    nvl, nic = ctx.nvlink_rate, ctx.nic_rate
+    g_layer = group_time(2.0 * layer, dp, rpn, nvl, nic, 1.0)
+    gather = (ctx.layers / pp) * g_layer + group_time(2.0 * emb, dp, rpn, nvl, nic, 1.0)
+    g = ctx.grad_bytes
+    reduce = ((ctx.layers / pp) * group_time(g * layer, dp, rpn, nvl, nic, 1.0)
+              + group_time(g * emb, dp, rpn, nvl, nic, 1.0))
+    return Zero3Times(g_layer, gather, reduce)
+
+
+def bucketed_time(ctx, volume, ranks, ranks_per_node, factor):
+    """Collective time of `volume` bytes sent in buckets of calibration.DP_BUCKET_BYTES
+    (the bucket size is the message size NCCL sees)."""
+    bucket = cal.DP_BUCKET_BYTES
+    if ranks <= 1 or volume <= 0.0:
+        return 0.0
+    if volume <= bucket:
+        return group_time(volume, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)
+    return volume / bucket * group_time(bucket, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)

@@ -1,0 +1,35 @@
+"""Throughput of one step: tokens/s, MFU/HFU and time to train.
+
+MFU counts model FLOPs (arXiv:2205.05198 Appendix A Eq 7, flops.model_flops);
+HFU adds what recompute repeats (flops.recompute_flops). Time to train is the
+training tokens at this rate; with failures it is divided by the goodput of
+the failure model (failures.py).
+"""
+
+
+class Throughput:
+    """Rates of one step and the training time they imply."""
+
+    __slots__ = ("tokens_per_s", "model_flops", "hardware_flops", "model_flops_per_s_per_gpu", "mfu", "hfu",
+                 "train_time_s", "gpu_hours", "train_time_with_failures_s", "gpu_hours_with_failures")
+
+
+def throughput(ctx, recompute, step_s):
+    """Throughput of a step of step_s seconds with this recompute mode."""
+    out = Throughput()
+    out.tokens_per_s = ctx.tokens_per_step / step_s
+    out.model_flops = ctx.model_flops
+    out.hardware_flops = ctx.model_flops + ctx.recompute_flops[recompute]
+    out.model_flops_per_s_per_gpu = out.model_flops / step_s / ctx.gpus
+    out.mfu = out.model_flops_per_s_per_gpu / ctx.peak_flops
+    out.hfu = out.hardware_flops / step_s / ctx.gpus / ctx.peak_flops
+    out.train_time_s = ctx.training_tokens / out.tokens_per_s
+    out.gpu_hours = out.train_time_s * ctx.gpus / 3600.0
+    goodput = ctx.failures.goodput
+    if goodput > 0.0:
+        out.train_time_with_failures_s = out.train_time_s / goodput
+        out.gpu_hours_with_failures = out.gpu_hours / goodput
+    else:
+        out.train_time_with_failures_s = None
+        out.gpu_hours_with_failures = None
+    return out
