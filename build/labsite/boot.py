@@ -2,13 +2,14 @@
 downloads, with its size (the progress bar is determinate from the first
 byte), the trimmed standard library, the Pyodide lock info (no lock-file
 request) and the optional memory snapshot."""
-from . import assets, snapshot
+from . import assets, scripts, snapshot
 
 
 def boot_config(root, pyzip_url, pyzip_bytes):
     current = snapshot.current()
     index = f"{root}{assets.PYODIDE_DIR}/"
     return {
+        "worker": scripts.url(root, "worker"),
         "indexURL": index,
         "wasm": {"url": f"{index}pyodide.asm.wasm", "bytes": assets.pyodide_bytes("pyodide.asm.wasm")},
         "asm": {"url": f"{index}pyodide.asm.mjs", "bytes": assets.pyodide_bytes("pyodide.asm.mjs")},

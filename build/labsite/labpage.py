@@ -7,7 +7,7 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
 from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
 
-from . import offline
+from . import offline, scripts
 from .boot import boot_config
 from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
@@ -93,6 +93,9 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "cards": cards,
         "rules_href": rules_href,
         "initial": initial,
+        # The page's module script, under its content-hashed name (labsite.scripts).
+        "lab_script": scripts.url(root, "lab"),
+        "lab_preloads": scripts.preloads(root, "lab"),
         "runtime": {
             "lang": lang,
             "root": root,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import assets, compress, offline, pages, snapshot
+from . import assets, compress, offline, pages, scripts, snapshot
 from .catalog import load_catalogs
 from .jsonutil import script_json
 from .labpage import load_lab_layout
@@ -97,6 +97,7 @@ def write_assets(config):
     assets.write_python_zip(site_dir, _state["pyzip"])
     assets.write_generated(site_dir, _state["generated"])
     snapshot.write(site_dir)
+    scripts.write(site_dir)
     compress.compress_site(site_dir)
     # Last: the service worker's precache list is the tree as written so far.
     offline.write_service_worker(site_dir)

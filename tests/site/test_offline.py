@@ -54,12 +54,13 @@ def test_precache_covers_every_file_the_site_uses_in_both_url_forms(built_site):
     for rel in precached:
         if rel.endswith("index.html"):
             assert (rel[: -len("index.html")] or "./") in urls
-    for needed in ("./", "lab/", "zh/lab/", "assets/pyodide/pyodide.asm.wasm", "assets/lab/worker.js",
-                   "assets/lab/downloads.js", "search/search_index.json",
+    for needed in ("./", "lab/", "zh/lab/", "assets/pyodide/pyodide.asm.wasm", "search/search_index.json",
                    "assets/javascripts/lunr/min/lunr.zh.min.js", "assets/javascripts/lunr/min/lunr.multi.min.js",
                    "assets/javascripts/lunr/min/lunr.stemmer.support.min.js"):
         assert needed in urls
     assert any(u.startswith("assets/pyodide/python_stdlib.") for u in urls)
+    for module in ("lab", "progress", "runtime", "worker", "downloads"):
+        assert any(re.fullmatch(rf"assets/lab/{module}\.[0-9a-f]{{12}}\.js", u) for u in urls), module
     assert any(u.startswith("assets/lab/snapshot.") for u in urls)
     assert "sw.js" not in urls
     assert not (built_site / "sw.js.br").exists() and not (built_site / "sw.js.gz").exists()  # always the fresh worker

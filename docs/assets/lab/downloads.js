@@ -4,7 +4,7 @@
 // starts from what already arrived.
 //
 //   const downloads = createDownloads({ stallMs, useCache, onProgress });
-//   downloads.start(url, { bytes, type, optional })  -> begins (or finds) one file
+//   downloads.start(url, { bytes, type, optional, handOff })  -> begins (or finds) one file
 //   downloads.response(url)  -> a Response streaming it (for Pyodide's fetch)
 //   downloads.bytes(url)     -> Promise<Uint8Array>
 //   downloads.rate()         -> Promise<bytes per ms on the wire, or null>
@@ -15,6 +15,11 @@
 // each file's share is scaled by its ratio. No timeout ever throws away a
 // download that is moving: only one that sends nothing for `stallMs` is
 // aborted (and retried, unless optional).
+//
+// handOff: the first response() for this file is a clone of the real HTTP (or
+// Cache Storage) response rather than a rebuilt one, so the browser can reuse
+// its compiled code for the wasm on the next visit (V8 caches compiled
+// WebAssembly only for responses it can tie to a URL).
 export const RUNTIME_CACHE = "lab-runtime";
 const RETRIES = 2;
 
@@ -64,6 +69,7 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
     try {
       const hit = await self.caches.match(file.url);
       if (!hit) return false;
+      if (file.handOff) file.handoff = hit.clone();
       push(file, new Uint8Array(await hit.arrayBuffer()));
       file.fromCache = true;
       finish(file);
@@ -84,6 +90,7 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
     try {
       const response = await network(file.url, { signal: controller.signal });
       if (!response.ok) throw Object.assign(new Error(`${file.name}: HTTP ${response.status}`), { final: true });
+      if (file.handOff) file.handoff = response.clone();
       const length = Number(response.headers.get("Content-Length")) || 0;
       if (length && response.headers.get("Content-Encoding")) file.wireBytes = length;
       else if (length) file.wireBytes = file.bytes = length;
@@ -98,6 +105,7 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
       }
     } catch (error) {
       clearTimeout(stalled);
+      file.handoff = null;
       const reason = controller.signal.aborted && controller.signal.reason ? controller.signal.reason : error;
       if (!error.final && !file.optional && attempt < RETRIES) {
         if (file.received === 0) return fromNetwork(file, attempt + 1);
@@ -115,11 +123,11 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
     await cache.put(file.url, new Response(body, { headers: { "Content-Type": file.type } }));
   }
 
-  function start(url, { bytes = 0, type = "application/octet-stream", optional = false } = {}) {
+  function start(url, { bytes = 0, type = "application/octet-stream", optional = false, handOff = false } = {}) {
     const absolute = new URL(url, self.location.href).href;
     if (files.has(absolute)) return files.get(absolute);
     const file = {
-      url: absolute, name: absolute.split("/").pop(), bytes, wireBytes: 0, type, optional,
+      url: absolute, name: absolute.split("/").pop(), bytes, wireBytes: 0, type, optional, handOff, handoff: null,
       chunks: [], received: 0, done: false, error: null, fromCache: false, listeners: new Set(),
     };
     files.set(absolute, file);
@@ -192,6 +200,11 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
     has: (url) => Boolean(lookup(url)),
     response(url) {
       const file = lookup(url);
+      if (file.handoff) {
+        const real = file.handoff;
+        file.handoff = null;
+        return real;
+      }
       return new Response(stream(file), { headers: { "Content-Type": file.type } });
     },
     bytes: (url) => bytesOf(lookup(url)),
@@ -211,6 +224,14 @@ export function createDownloads({ stallMs = 30000, useCache = true, onProgress =
         check();
       });
     },
-    stored: () => Promise.all(puts),
+    // Every finished file is in the cache, and entries of earlier builds are gone.
+    async stored() {
+      await Promise.all(puts);
+      const cache = await cacheOpen;
+      if (!cache) return;
+      for (const request of await cache.keys()) {
+        if (!files.has(request.url)) await cache.delete(request);
+      }
+    },
   };
 }

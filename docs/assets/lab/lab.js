@@ -415,7 +415,6 @@ function startFromUrl() {
 }
 
 runtime = createLabRuntime({
-  root: config.root,
   boot: config.boot,
   sessionConfig: config.session,
   serviceWorker: config.serviceWorker,

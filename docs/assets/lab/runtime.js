@@ -2,13 +2,13 @@
 // passes requests to it, coalesced so only the newest state waits while the
 // worker is busy. Knows nothing about the page's DOM.
 //
-//   const runtime = createLabRuntime({ root, boot, sessionConfig, serviceWorker, onStatus, onResult, onProgress });
+//   const runtime = createLabRuntime({ boot, sessionConfig, serviceWorker, onStatus, onResult, onProgress });
 //   runtime.request({ inputs, typed })  -> sequence number
 //   onStatus("live" | "failed" | "unavailable", { bootMs, bootKind, fallback, reason })
 //   onProgress({ stage: "download" | "starting", loaded, total })  (bytes on the wire)
 //   onResult(seq, resultObject, workerMs)
 //
-// boot: the files the worker boots from, with their sizes (labsite.boot). The
+// boot: the worker's script and the files it boots from, with their sizes (labsite.boot). The
 // worker downloads them itself, reports progress, and decides whether the
 // memory snapshot pays on this connection. No timeout ever throws a download
 // in progress away: the worker aborts only a download that stalls. Once every
@@ -48,7 +48,7 @@ function registerServiceWorker(url) {
   });
 }
 
-export function createLabRuntime({ root, boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
+export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
   const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null };
   const limits = timeouts();
 
@@ -76,7 +76,7 @@ export function createLabRuntime({ root, boot, sessionConfig, serviceWorker = nu
   function launch(withSnapshot, restartReason = null) {
     let worker;
     try {
-      worker = new Worker(new URL("assets/lab/worker.js", new URL(root, location.href)), { type: "module" });
+      worker = new Worker(new URL(boot.worker, location.href), { type: "module" });
     } catch (error) {
       fail(String(error.message || error));
       return;
@@ -154,8 +154,10 @@ export function createLabRuntime({ root, boot, sessionConfig, serviceWorker = nu
       sessionConfig: JSON.stringify(sessionConfig),
       stallMs: limits.stall,
       // A page the service worker controls gets every file from its precache
-      // through fetch; otherwise the worker looks in Cache Storage itself.
-      useCache: !(navigator.serviceWorker && navigator.serviceWorker.controller),
+      // through fetch; otherwise the worker keeps its downloads in Cache
+      // Storage itself, for the precache to take over (none without a
+      // service worker, e.g. under `mkdocs serve`).
+      useCache: Boolean(serviceWorker) && !(navigator.serviceWorker && navigator.serviceWorker.controller),
       allowSnapshot: withSnapshot,
       // Tests pin the choice (page.add_init_script) to exercise either boot.
       snapshotPolicy: globalThis.LAB_SNAPSHOT_POLICY || "auto",

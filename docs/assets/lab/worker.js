@@ -136,7 +136,7 @@ async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapsh
   self.postMessage({ type: "stage", stage: "download" });
   const abs = (url) => new URL(url, self.location.href).href;
   const wasmURL = abs(files.wasm.url);
-  downloads.start(wasmURL, { bytes: files.wasm.bytes, type: "application/wasm" });
+  downloads.start(wasmURL, { bytes: files.wasm.bytes, type: "application/wasm", handOff: true });
   downloads.start(abs(files.stdlib.url), { bytes: files.stdlib.bytes, type: "application/zip" });
   downloads.start(abs(files.asm.url), { bytes: files.asm.bytes, type: "text/javascript" });
   downloads.start(abs(files.pyzip.url), { bytes: files.pyzip.bytes, type: "application/zip" });
