@@ -35,6 +35,8 @@ from .errors import BuildError
 from .paths import NODE_MODULES, ROOT
 
 SCRIPT = ROOT / "tools" / "make_snapshot.mjs"
+#: The snapshot's wire format (the wasm-data delta), shared by the script and the worker.
+DELTA = ROOT / "docs" / "assets" / "lab" / "wasmdata.js"
 CACHE_DIR = ROOT / ".cache" / "snapshot"
 SITE_DIR = "assets/lab"
 _KEEP_CACHED = 6
@@ -93,7 +95,7 @@ def _pyodide_identity():
 
 def inputs_key(pyzip):
     """Hash of everything the snapshot is made from."""
-    parts = ("lab-snapshot-v2", _sha256(pyzip), _pyodide_identity(), _sha256(SCRIPT.read_bytes()))
+    parts = ("lab-snapshot-v2", _sha256(pyzip), _pyodide_identity(), _sha256(SCRIPT.read_bytes()), _sha256(DELTA.read_bytes()))
     return _sha256("\n".join(parts).encode())
 
 

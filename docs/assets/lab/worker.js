@@ -20,6 +20,7 @@
 //               {type: "result", seq, response, ms}
 //               {type: "fatal", reason}
 import { createDownloads } from "./downloads.js";
+import { toggleWasmData } from "./wasmdata.js";
 
 let session = null;
 
@@ -35,15 +36,17 @@ function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// The snapshot's bytes, verified: the digest is of the gzipped file as built.
-async function snapshotBytes(downloads, { url, sha256, bytes }) {
+// The snapshot's bytes, verified (the digest is of the gzipped file as built),
+// unpacked and with the wasm's initial memory put back (wasmdata.js).
+async function snapshotBytes(downloads, { url, sha256, bytes }, wasmURL) {
   const packed = await downloads.bytes(url);
   if (bytes && packed.byteLength !== bytes) throw new Error(`snapshot: ${packed.byteLength} bytes, expected ${bytes}`);
   if (!self.crypto || !self.crypto.subtle) throw new Error("snapshot: no crypto.subtle to verify it");
   const digest = hex(await self.crypto.subtle.digest("SHA-256", packed));
   if (digest !== sha256) throw new Error("snapshot: sha256 mismatch");
   const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  const delta = new Uint8Array(await new Response(stream).arrayBuffer());
+  return toggleWasmData(delta, await downloads.bytes(wasmURL));
 }
 
 // Pyodide 314 only logs a failed wasm fetch/instantiation or standard library
@@ -156,7 +159,7 @@ async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapsh
   let fallback = why;
   if (useSnapshot) {
     downloads.start(snapshot.url, { bytes: snapshot.bytes, type: "application/gzip", optional: true });
-    const restoreFrom = snapshotBytes(downloads, snapshot);
+    const restoreFrom = snapshotBytes(downloads, snapshot, wasmURL);
     restoreFrom.catch(() => {});
     try {
       await restoreFrom; // downloaded and verified: from here on the page times the restore
