@@ -9,6 +9,7 @@ from html import escape
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.planner.assumptions import METER_THRESHOLDS
+from lab_core.planner.meters import METERS
 
 from .bars import memory_bar, time_bar
 from .diagram import render_mesh
@@ -16,8 +17,6 @@ from .numbers import format_numbers
 from .quantities import format_quantity
 from .schedule import render_schedule
 
-STAGE_IDS = ("single_gpu", "data_parallel", "zero_sharded", "tensor_pipeline", "full_3d", "at_scale")
-METER_NAMES = ("memory", "comms", "data", "activation", "fault")
 PLAN_KEYS = ("tp", "pp", "dp", "zero", "recompute", "sequence_parallel", "micro_batch", "micro_batches", "interleave")
 FIGURE_KEYS = ("tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "interruptions", "checkpoint",
                "optimal_checkpoint", "goodput")
@@ -77,7 +76,7 @@ def _meters(plan, report, catalog):
         "fault": {"lost": fmt(plan["meters"]["fault"]["ratio"], "percent"), "per_day": fmt(failures["interruptions_per_day"], "plain")},
     }
     meters = {}
-    for name in METER_NAMES:
+    for name in METERS:
         meter = plan["meters"][name]
         meters[name] = {
             "ratio": meter["ratio"],
@@ -222,7 +221,7 @@ def _no_fit(plan, catalog):
 
 def _thresholds(catalog):
     parts = []
-    for name in METER_NAMES:
+    for name in METERS:
         meter = METER_THRESHOLDS[name]
         parts.append(catalog["lab"]["threshold_item"].format(
             meter=catalog["meter_labels"][name],

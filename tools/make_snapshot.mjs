@@ -31,7 +31,7 @@
 // wasm's own initial memory XOR-ed out (docs/assets/lab/wasmdata.js; the
 // worker undoes it with the wasm it downloaded anyway).
 //
-// Caveats (see TOOLCHAIN.md): the options are private to Pyodide; no JS object
+// Caveats (see ARCHITECTURE.md, "The lab in the browser"): the options are private to Pyodide; no JS object
 // may be handed into Python before the snapshot; files are not in the snapshot
 // (the worker unpacks the zip again), modules in sys.modules are.
 import { readFileSync, writeFileSync, renameSync } from "node:fs";

@@ -1,6 +1,6 @@
 """Serve the built site on 127.0.0.1 the way a static host would.
 
-    python tools/serve.py [--root site] [--port 8000] [--compress precompressed|gzip|none]
+    python -m labtools.serve [--root site] [--port 8000] [--compress precompressed|gzip|none]
                           [--throttle-kbps N] [--latency-ms N]
 
 - MIME types the lab needs: Pyodide's ``.wasm`` must be ``application/wasm``

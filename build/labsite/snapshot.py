@@ -3,10 +3,11 @@ the trimmed, precompiled standard library every boot uses.
 
 ``tools/make_snapshot.mjs`` (Node) boots the pinned Pyodide, imports the lab's
 packages and dumps the interpreter's memory, gzipped; restoring it in the
-browser skips the interpreter's start-up. The same run writes the standard
-library the worker boots with: only the modules the lab imports, compiled to
-.pyc (a cold boot from Pyodide's 2.5 MB source zip spends most of its time
-compiling), and checks a cold boot from it imports every lab module.
+browser skips the interpreter's start-up (ARCHITECTURE.md, "The lab in the
+browser"). The same run writes the standard library the worker boots with:
+only the modules the lab imports, compiled to .pyc (a cold boot from
+Pyodide's 2.5 MB source zip spends most of its time compiling), and checks a
+cold boot from it imports every lab module.
 
 Snapshots are not byte-identical from one run to the next, so the result is
 cached under ``.cache/snapshot/<key>/`` where ``key`` hashes the *inputs*:
@@ -28,6 +29,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from . import assets
@@ -40,7 +42,7 @@ DELTA = ROOT / "docs" / "assets" / "lab" / "wasmdata.js"
 CACHE_DIR = ROOT / ".cache" / "snapshot"
 SITE_DIR = "assets/lab"
 _KEEP_CACHED = 6
-log = logging.getLogger("mkdocs.hooks.labsite.snapshot")
+log = logging.getLogger(__name__)
 _NODE_TIMEOUT_S = 300
 
 
@@ -158,14 +160,15 @@ def _prune_cache(keep_key):
             shutil.rmtree(stale, ignore_errors=True)
 
 
-_memo = {}
-
-
 def for_python_zip(pyzip):
     """The snapshot for these packages: from the cache, or made now (a few seconds)."""
-    key = inputs_key(pyzip)
-    if key in _memo:
-        return _memo[key]
+    return _for_key(inputs_key(pyzip), pyzip)
+
+
+@lru_cache(maxsize=1)
+def _for_key(key, pyzip):
+    """Remembered per inputs key (which also covers Pyodide and the script);
+    the zip rides along to make the snapshot on a miss."""
     entry = CACHE_DIR / key[:32]
     data_path, report_path, stdlib_path = entry / "snapshot.bin.gz", entry / "report.json", entry / "stdlib.zip"
     if not (data_path.exists() and report_path.exists() and stdlib_path.exists()):
@@ -187,11 +190,8 @@ def for_python_zip(pyzip):
     report = json.loads(report_path.read_text(encoding="utf-8"))
     check_report(report, data_path)
     data = data_path.read_bytes()
-    snapshot = Snapshot(key=key, path=data_path, sha256=_sha256(data), size=len(data), report=report,
-                        stdlib_path=stdlib_path, stdlib_sha256=_sha256(stdlib_path.read_bytes()))
-    _memo.clear()
-    _memo[key] = snapshot
-    return snapshot
+    return Snapshot(key=key, path=data_path, sha256=_sha256(data), size=len(data), report=report,
+                    stdlib_path=stdlib_path, stdlib_sha256=_sha256(stdlib_path.read_bytes()))
 
 
 def current():
@@ -199,23 +199,21 @@ def current():
     return for_python_zip(assets.python_zip_bytes())
 
 
-_written_this_process = set()
-
-
-def _place(source, target, pattern):
-    """Copy ``source`` to ``target`` unless identical; remove files of earlier builds matching ``pattern``."""
+def _place(source, target, pattern, written):
+    """Copy ``source`` to ``target`` unless identical; remove files of earlier
+    builds matching ``pattern`` (not ones in ``written``, the set of files this build wrote)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    _written_this_process.add(target)
+    written.add(target)
     for stale in target.parent.glob(pattern):
-        if stale not in _written_this_process:
+        if stale not in written:
             os.remove(stale)
     if not target.exists() or target.stat().st_size != source.stat().st_size or target.read_bytes() != source.read_bytes():
         shutil.copyfile(source, target)
 
 
-def write(site_dir):
+def write(site_dir, written):
     """Copy the current snapshot and standard library into the site; remove ones of earlier builds."""
     snapshot = current()
-    _place(snapshot.path, Path(site_dir) / SITE_DIR / snapshot.name, "snapshot.*.bin.gz")
-    _place(snapshot.stdlib_path, Path(site_dir) / STDLIB_DIR / snapshot.stdlib_name, "python_stdlib.*.zip")
+    _place(snapshot.path, Path(site_dir) / SITE_DIR / snapshot.name, "snapshot.*.bin.gz", written)
+    _place(snapshot.stdlib_path, Path(site_dir) / STDLIB_DIR / snapshot.stdlib_name, "python_stdlib.*.zip", written)
     return snapshot
