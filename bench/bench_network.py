@@ -2,7 +2,7 @@
 
     python bench/bench_network.py [--site DIR] [--profiles fast4g,slow] [--compress gzip] [--runs 1] [--json FILE]
 
-Serves the built site with tools/serve.py throttled on the server side (one
+Serves the built site with labtools.serve (tools/serve.py) throttled on the server side (one
 shared link for the page, its Web Worker and its service worker: Chromium's
 own network emulation does not reach workers reliably) and drives headless
 Chromium in a fresh context per run (empty HTTP cache, no service worker:
@@ -32,12 +32,11 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_browser import build_site  # noqa: E402
-from browser import LAUNCH_ARGS, executable_path  # noqa: E402
-from serve import serve_in_thread  # noqa: E402
+from labtools.browser import LAUNCH_ARGS, executable_path  # noqa: E402
+from labtools.serve import serve_in_thread  # noqa: E402
 
 PROFILES = {
     "local": {"latency_ms": 0, "throttle_kbps": None},
@@ -186,7 +185,7 @@ def main(argv=None):
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=executable_path(), args=LAUNCH_ARGS, headless=True)
             try:
-                print(f"Lab page on a throttled network, headless Chromium {browser.version}; server-side throttle (tools/serve.py)")
+                print(f"Lab page on a throttled network, headless Chromium {browser.version}; server-side throttle (labtools.serve)")
                 for name in args.profiles.split(","):
                     profile = PROFILES[name]
                     server = serve_in_thread(site, compress=args.compress, **profile)

@@ -10,7 +10,7 @@ import pytest
 
 from labsite.catalog import load_catalogs
 from labtest import LIVE_TIMEOUT_MS, settle, wait_live
-from serve import serve_in_thread
+from labtools.serve import serve_in_thread
 
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
 #: Slow enough that the boot download takes several seconds (about 4 MB at 700 kB/s).

@@ -8,7 +8,7 @@ import urllib.request
 import brotli
 import pytest
 
-from serve import make_server, serve_in_thread
+from labtools.serve import make_server, serve_in_thread
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def fetch(server, path, accept="gzip, deflate, br", headers=None):
 
 def served(server, count):
     """The server's log once it holds ``count`` responses (each is logged just after it is sent)."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while len(server.served()) < count and time.monotonic() < deadline:
         time.sleep(0.01)
     return server.served()

@@ -174,9 +174,13 @@ async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapsh
       session = null;
     }
   }
-  await downloads.bytes(wasmURL);
+  // Start now: the wasm compiles while it streams in. The page times the
+  // start only once every byte is here.
+  const booting = load(loadPyodide, options);
+  booting.catch(() => {});
+  await Promise.all([downloads.bytes(wasmURL), downloads.bytes(options.stdLibURL)]);
   self.postMessage({ type: "stage", stage: "cold", reason: fallback });
-  const pyodide = await load(loadPyodide, options);
+  const pyodide = await booting;
   session = await startSession(pyodide, downloads, files.pyzip.url, sessionConfig);
   return { downloads, detail: { bootMs: performance.now() - started, bootKind: "cold", fallback } };
 }
