@@ -8,9 +8,11 @@ precomputed page and the live lab draw the same picture from one function.
 """
 from html import escape
 
-# Mesh area inside the diagram's viewBox (see content/templates/diagram.html).
-MESH_X, MESH_Y, MESH_W, MESH_H = 336.0, 92.0, 300.0, 262.0
-MAX_COLUMNS = 4
+# The mesh's own SVG frame (content/templates/diagram.html scales it to the
+# mesh box; a phone draws it about 230 px wide, where a 16-unit caption is 12 px tall).
+MESH_X, MESH_Y, MESH_W, MESH_H = 0.0, 0.0, 300.0, 262.0
+VIEWBOX = f"0 0 {MESH_W:.0f} {MESH_H:.0f}"
+MAX_COLUMNS = 3
 MAX_STAGES = 4
 MAX_SHARDS = 8
 GAP = 10.0
@@ -54,7 +56,7 @@ def render_mesh(tp, pp, dp, texts):
         for row, stage in enumerate(stages):
             if hidden_stages and row == len(stages) - 1:
                 parts.append(
-                    f'<text class="wb-more" x="{_f(x + column_w / 2)}" y="{_f(y + stage_h / 2 + 4)}" text-anchor="middle">⋮ {escape(texts["mesh_more"].format(n=f"{hidden_stages:,}"))}</text>'
+                    f'<text class="wb-more" x="{_f(x + column_w / 2)}" y="{_f(y + stage_h / 2 + 4)}" text-anchor="middle">{escape(texts["mesh_more"].format(n=f"{hidden_stages:,}"))}</text>'
                 )
                 y += stage_h + GAP
             parts.append(_stage(x + 6.0, y, column_w - 12.0, stage_h, stage, shards))

@@ -10,6 +10,8 @@ _EXACT = {
     "params": "params", "params_per_gpu": "params", "tp": "count", "pp": "count", "dp": "count",
     "zero": "count", "gpus": "count", "gpus_used": "count", "gpus_per_node": "count", "nodes": "count",
     "micro_batch": "count", "micro_batches": "count", "interleave": "count", "min_gpus": "count",
+    "min_tp": "count", "min_pp": "count", "min_dp": "count", "gpus_searched": "count",
+    "goodput_gain": "percent", "material_gain": "percent", "time_lost_share": "percent", "tie_tolerance": "percent",
     "interruptions_per_day": "plain", "near_optimum_factor": "plain", "goodput": "percent",
     "mfu": "percent", "level": "text", "relative_score": "percent",
 }

@@ -79,8 +79,10 @@ def _duration(value):
 
 
 def _bytes(value):
+    """The unit is chosen on the magnitude, so a (never intended) negative
+    amount would still read in sensible units rather than as millions of kB."""
     for kind, scale in (("bytes_tb", 1e12), ("bytes_gb", 1e9), ("bytes_mb", 1e6)):
-        if value >= scale:
+        if abs(value) >= scale:
             return kind, value / scale
     return "bytes_kb", value / 1e3
 

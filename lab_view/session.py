@@ -7,14 +7,19 @@ proxy objects leak and CPython and Pyodide see identical data.
 """
 import json
 
+from lab_core.inputs import SPEC_BY_NAME
 from lab_core.planner.api import plan_json
 
-from .quantities import QuantityError, parse_quantity
+from .quantities import QuantityError, format_quantity
+from .typed import parse_typed
 from .view import render_error, render_result
 
 
 def _decision_keys(plan):
     return {d["id"]: (d["option"], d["reason"]) for d in plan["decisions"]}
+
+
+_BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 class Session:
@@ -26,41 +31,89 @@ class Session:
         self.kinds = config["kinds"]
         self.previous = None
 
-    def _parse_typed(self, inputs, typed):
-        merged = dict(inputs)
-        for name, text in (typed or {}).items():
-            if isinstance(text, str) and not text.strip() and name in inputs:
-                merged[name] = None  # an emptied model-shape field means "derive it"
-                continue
-            try:
-                merged[name] = parse_quantity(text, binary=self.kinds.get(name) == "tokens")
-            except QuantityError:
-                return None, {"field": name, "value": text, "reason": "not_a_number"}
-        return merged, None
+    def _error(self, name, value, reason):
+        return render_error({"field": name, "value": value, "reason": reason}, self.catalog, self.kinds)
 
-    def evaluate(self, inputs, typed=None):
-        """Return ``{"ok", "inputs", "view"}`` or ``{"ok": False, "inputs", "error"}``."""
-        merged, error = self._parse_typed(inputs, typed)
-        if error is None:
+    def _read(self, name, text):
+        """(value, None) or (None, error) for what the reader wrote for one input."""
+        spec = SPEC_BY_NAME.get(name)
+        if spec is not None and spec.kind == "bool":
+            value = _BOOLS.get(str(text).strip().lower())
+            return (value, None) if value is not None else (None, self._error(name, text, "default"))
+        if spec is not None and spec.kind == "choice":
+            match = [c for c in spec.choices if str(c) == str(text).strip()]
+            return (match[0], None) if match else (None, self._error(name, text, "default"))
+        try:
+            return parse_typed(text, self.kinds.get(name, "plain"), self.catalog["unit_words"]), None
+        except QuantityError:
+            return None, self._error(name, text, "not_a_number")
+
+    def _kept(self, name, value):
+        kind = self.kinds.get(name, "plain")
+        shown = format_quantity(value, kind, self.catalog["units"]) if isinstance(value, (int, float)) else str(value)
+        label = self.catalog["input_labels"].get(name, name)
+        return {"field": name, "text": self.catalog["errors"]["empty"].format(field=label, value=shown)}
+
+    def _parse_typed(self, inputs, typed, lenient):
+        """Merge what was typed into ``inputs``. An emptied box keeps its value
+        with a note (a model-shape field emptied means "derive it"); a bad value
+        is the error — or, when ``lenient`` (a shared link), a note, the rest kept."""
+        merged, notes = dict(inputs), []
+        for name, text in (typed or {}).items():
+            if isinstance(text, str) and not text.strip():
+                spec = SPEC_BY_NAME.get(name)
+                if spec is not None and spec.derive_if_zero:
+                    merged[name] = None
+                elif name in inputs:
+                    notes.append(self._kept(name, inputs[name]))
+                continue
+            value, error = self._read(name, text)
+            if error is None:
+                merged[name] = value
+            elif lenient:
+                notes.append(error)
+            else:
+                return None, notes, error
+        return merged, notes, None
+
+    def _plan(self, inputs, merged, typed, notes, lenient):
+        """plan_json of ``merged``; when ``lenient``, each input the model
+        rejects is reported and put back to its value in ``inputs``."""
+        for _ in range(len(typed or {}) + 1):
             result = plan_json(merged)
-            if not result["ok"]:
-                error = result["error"]
+            if result["ok"]:
+                return result, None
+            error = render_error(result["error"], self.catalog, self.kinds)
+            name = result["error"]["field"]
+            if not lenient or name not in (typed or {}) or merged.get(name) == inputs.get(name):
+                return None, error
+            notes.append(error)
+            merged[name] = inputs.get(name)
+        return None, error
+
+    def evaluate(self, inputs, typed=None, lenient=False):
+        """Return ``{"ok", "inputs", "view", "notes"}`` or ``{"ok": False, "inputs", "error"}``.
+
+        ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped."""
+        merged, notes, error = self._parse_typed(inputs, typed, lenient)
+        if error is None:
+            result, error = self._plan(inputs, merged, typed, notes, lenient)
         if error is not None:
-            return {"ok": False, "inputs": inputs, "error": render_error(error, self.catalog, self.kinds)}
+            return {"ok": False, "inputs": inputs, "error": error}
         plan = result["plan"]
         report = plan["report"]
         decisions = _decision_keys(plan)
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
         self.previous = decisions
         view = render_result(result, report, self.catalog, self.kinds, changed)
-        return {"ok": True, "inputs": merged, "view": view}
+        return {"ok": True, "inputs": merged, "view": view, "notes": notes}
 
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
         result (the page keeps its last good state) instead of killing the worker."""
         request = json.loads(request_json)
         try:
-            result = self.evaluate(request.get("inputs", {}), request.get("typed"))
+            result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")))
         except Exception as err:  # noqa: BLE001 - reported to the reader, never swallowed silently
             result = {"ok": False, "inputs": request.get("inputs", {}),
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}

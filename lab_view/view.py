@@ -13,7 +13,9 @@ from lab_core.planner.meters import METERS
 
 from .bars import memory_bar, time_bar
 from .diagram import render_mesh
+from .narrative import layout_label, plan_sentences
 from .numbers import format_numbers
+from .plural import counted
 from .quantities import format_quantity
 from .schedule import render_schedule
 
@@ -26,6 +28,13 @@ DIAGRAM_PARTS = {  # page part -> planner diagram entry
 }
 
 
+def _range_ends(name, catalog, kinds):
+    """(low, high) of a number input in the reader's words, from lab_core's spec."""
+    spec = SPEC_BY_NAME[name]
+    kind = kinds.get(name, "plain")
+    return (format_quantity(spec.lowest, kind, catalog["units"]), format_quantity(spec.highest, kind, catalog["units"]))
+
+
 def allowed_range(name, catalog, kinds):
     """The allowed range of an input in the reader's words, from lab_core's spec."""
     spec = SPEC_BY_NAME.get(name)
@@ -33,20 +42,22 @@ def allowed_range(name, catalog, kinds):
         return ""
     if spec.kind != "number":
         return ", ".join(str(choice) for choice in spec.choices) if spec.choices else ""
-    kind = kinds.get(name, "plain")
-    return catalog["range"].format(
-        low=format_quantity(spec.lowest, kind, catalog["units"]),
-        high=format_quantity(spec.highest, kind, catalog["units"]),
-    )
+    low, high = _range_ends(name, catalog, kinds)
+    return catalog["range"].format(low=low, high=high)
 
 
 def render_error(error, catalog, kinds):
     """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
-    label = catalog["input_labels"].get(error["field"], error["field"])
+    name = error["field"]
+    label = catalog["input_labels"].get(name, name)
+    spec = SPEC_BY_NAME.get(name)
+    low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
+    examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
     return {
-        "field": error["field"],
-        "text": template.format(field=label, value=error["value"], allowed=allowed_range(error["field"], catalog, kinds)),
+        "field": name,
+        "text": template.format(field=label, value=error["value"], allowed=allowed_range(name, catalog, kinds),
+                                low=low, high=high, examples=examples),
     }
 
 
@@ -63,27 +74,49 @@ def _values(workload, shape, catalog, kinds):
     return values, derived
 
 
+def _activation_text(plan, report, catalog, fmt):
+    """The activation meter's sentence: what the plan keeps after its recompute choice."""
+    texts, memory = catalog["meter_text"], report["memory"]
+    usable = plan["memory"]["usable_bytes"]
+    state = memory["weights_bytes"] + memory["gradients_bytes"] + memory["optimizer_bytes"]
+    room = usable - state
+    activations = fmt(memory["activations_bytes"], "bytes")
+    if room <= 0.0:
+        return texts["activation_no_room"].format(short=fmt(-room, "bytes"), activations=activations)
+    recompute = plan["parallelism"]["recompute"]
+    share = fmt(plan["meters"]["activation"]["ratio"], "percent")
+    if recompute == "none":
+        return texts["activation"].format(share=share, room=fmt(room, "bytes"), activations=activations)
+    without = next(d["numbers"]["activations_without_recompute_bytes"] for d in plan["decisions"]
+                   if d["id"] == "activation_memory")
+    return texts["activation_recompute"].format(
+        recompute=catalog["lab"]["terms"][recompute], share=share, room=fmt(room, "bytes"),
+        activations=activations, without=fmt(without, "bytes"))
+
+
 def _meters(plan, report, catalog):
     units = catalog["units"]
     memory, time, data, failures = report["memory"], report["time"], report["data"], report["failures"]
     fmt = lambda value, kind: format_quantity(value, kind, units)  # noqa: E731
     delivered = min(data["loader_tokens_per_s"], data["storage_read_bytes_per_s"] / max(data["required_read_bytes_per_s"], 1e-30) * data["required_tokens_per_s"])
-    numbers = {
-        "memory": {"used": fmt(memory["total_bytes"], "bytes"), "device": fmt(memory["device_bytes"], "bytes")},
-        "comms": {"share": fmt(plan["meters"]["comms"]["ratio"], "percent"), "step": fmt(time["step_s"], "duration")},
-        "data": {"required": fmt(data["required_tokens_per_s"], "tokens_per_s"), "delivered": fmt(delivered, "tokens_per_s")},
-        "activation": {"share": fmt(plan["meters"]["activation"]["ratio"], "percent"), "activations": fmt(memory["activations_bytes"], "bytes")},
-        "fault": {"lost": fmt(plan["meters"]["fault"]["ratio"], "percent"), "per_day": fmt(failures["interruptions_per_day"], "plain")},
+    texts = catalog["meter_text"]
+    sentences = {
+        "memory": lambda: texts["memory"].format(used=fmt(memory["total_bytes"], "bytes"), device=fmt(memory["device_bytes"], "bytes")),
+        "comms": lambda: texts["comms"].format(share=fmt(plan["meters"]["comms"]["ratio"], "percent"), step=fmt(time["step_s"], "duration")),
+        "data": lambda: texts["data"].format(required=fmt(data["required_tokens_per_s"], "tokens_per_s"), delivered=fmt(delivered, "tokens_per_s")),
+        "activation": lambda: _activation_text(plan, report, catalog, fmt),
+        "fault": lambda: texts["fault"].format(lost=fmt(plan["meters"]["fault"]["ratio"], "percent"), per_day=fmt(failures["interruptions_per_day"], "plain")),
     }
     meters = {}
     for name in METERS:
         meter = plan["meters"][name]
+        running = meter["level"] != "none"
         meters[name] = {
             "ratio": meter["ratio"],
             "level": meter["level"],
-            "fill": max(0.0, min(meter["ratio"] / METER_THRESHOLDS[name]["critical"], 1.0)),
-            "text": catalog["meter_text"][name].format(**numbers[name]),
-            "level_text": catalog["levels"][meter["level"]],
+            "fill": max(0.0, min(meter["ratio"] / METER_THRESHOLDS[name]["critical"], 1.0)) if running else 0.0,
+            "text": sentences[name]() if running else texts["no_plan"],
+            "level_text": catalog["meter_levels"][meter["label"]],
         }
     return meters
 
@@ -129,6 +162,18 @@ def _schedule(par, report, catalog):
     return {"svg": svg, "caption": caption}
 
 
+def _part_text(part, entry, texts, units, fits):
+    counts = texts["counts"]
+    if not fits and part not in ("dataset", "mesh"):
+        return counts["no_plan"]
+    if not entry["active"] and part in ("fabric", "recovery"):
+        return counts["idle"]
+    n = format_quantity(entry["count"], "count", units)
+    if part == "fabric" and entry["nodes"] > 1:
+        return counted(counts["fabric_nodes"], entry["count"], n=n, nodes=format_quantity(entry["nodes"], "count", units))
+    return counted(counts[part], entry["count"], n=n)
+
+
 def _diagram(plan, catalog):
     par, texts, diagram = plan["parallelism"], catalog["diagram"], plan["diagram"]
     units = catalog["units"]
@@ -136,10 +181,17 @@ def _diagram(plan, catalog):
     for part, key in DIAGRAM_PARTS.items():
         entry = diagram[key]
         state = "off" if not entry["active"] else ("hot" if entry["level"] == "critical" else "on")
-        count = format_quantity(entry["count"], "count", units)
-        parts[part] = {"state": state, "text": texts["counts"][part].format(n=count)}
-    label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}")
-    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts}
+        parts[part] = {"state": state, "text": _part_text(part, entry, texts, units, plan["fits"])}
+    if plan["fits"]:
+        label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}")
+    else:
+        label = texts["mesh_nofit"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog))
+    axes = {dim: texts["axes"][dim].format(n=f"{par[dim]:,}") for dim in ("dp", "pp", "tp")}
+    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts, "axes": axes}
+
+
+def _gpus_text(n, catalog):
+    return counted(catalog["lab"]["gpus_count"], n, n=format_quantity(n, "count", catalog["units"]))
 
 
 def _decisions(plan, catalog, changed):
@@ -168,7 +220,7 @@ def _alternatives(plan, catalog):
                                         recompute=catalog["lab"]["terms"][par["recompute"]])
         numbers = format_numbers({k: v for k, v in alt.items() if not isinstance(v, dict)}, catalog)
         why = texts["reasons"][alt["reason"]].format(**numbers)
-        rows.append(f'<tr><th scope="row">{escape(catalog["stages"][alt["stage"]]["short"])}</th>'
+        rows.append(f'<tr><th scope="row">{escape(layout_label(alt["layout"], catalog["lab"]["layouts"]))}</th>'
                     f'<td>{escape(layout)}</td><td>{escape(why)}</td></tr>')
     if not rows:
         return f'<p class="lab-note">{escape(texts["none"])}</p>'
@@ -211,23 +263,51 @@ def _rules(plan, catalog):
     return f'<ul>{"".join(items)}</ul>'
 
 
+def _min_layout(no_fit):
+    layout = no_fit.get("min_gpus_layout") or {}
+    return {"min_tp": layout.get("tp"), "min_pp": layout.get("pp"), "min_dp": layout.get("dp")}
+
+
 def _no_fit(plan, catalog):
     no_fit = plan.get("no_fit")
     if not no_fit:
         return ""
-    numbers = format_numbers(no_fit, catalog)
-    return catalog["lab"]["nofit"].format(**numbers)
+    numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
+    key = "nofit" if no_fit.get("min_gpus") else "nofit_anywhere"
+    return catalog["lab"][key].format(**numbers)
+
+
+def _stage(plan, catalog):
+    """The shape panel: the stage the workload forces, described by the plan
+    itself; when nothing fits, it says so and names the smallest system that would."""
+    if not plan["fits"]:
+        texts = catalog["lab"]
+        no_fit = plan["no_fit"]
+        if no_fit.get("min_gpus_stage"):
+            numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
+            text = texts["nofit_stage"].format(stage=catalog["stages"][no_fit["min_gpus_stage"]]["title"], **numbers)
+        else:
+            text = _no_fit(plan, catalog)
+        return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
+                "text": text, "target": no_fit.get("min_gpus_stage") or ""}
+    stage_texts = catalog["stages"][plan["stage"]]
+    return {"id": plan["stage"], "title": stage_texts["title"],
+            "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
 
 
 def _thresholds(catalog):
+    """The threshold table (lab_core.planner.assumptions.METER_THRESHOLDS) in words:
+    each meter's levels, their labels and where they start."""
     parts = []
     for name in METERS:
         meter = METER_THRESHOLDS[name]
+        labels = {level: catalog["meter_levels"][label] for level, label in meter["labels"].items()}
         parts.append(catalog["lab"]["threshold_item"].format(
-            meter=catalog["meter_labels"][name],
+            meter=catalog["meter_labels"][name], ok_label=labels["ok"], warn_label=labels["warn"],
+            critical_label=labels["critical"],
             warn=format_quantity(meter["warn"], "percent", catalog["units"]),
             critical=format_quantity(meter["critical"], "percent", catalog["units"])))
-    return catalog["lab"]["thresholds"].format(items="; ".join(parts))
+    return catalog["lab"]["thresholds"].format(items=catalog["lab"]["threshold_separator"].join(parts))
 
 
 def render_result(result, report, catalog, kinds, changed=()):
@@ -235,12 +315,11 @@ def render_result(result, report, catalog, kinds, changed=()):
     chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
     plan = result["plan"]
     par = plan["parallelism"]
-    stage_texts = catalog["stages"][plan["stage"]]
     values, derived = _values(result["workload"], result["shape"], catalog, kinds)
     return {
         "values": values,
         "derived": derived,
-        "stage": {"id": plan["stage"], "title": stage_texts["title"], "text": stage_texts["text"]},
+        "stage": _stage(plan, catalog),
         "meters": _meters(plan, report, catalog),
         "thresholds": _thresholds(catalog),
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},

@@ -13,11 +13,21 @@ from .paths import CATALOGS
 LANGUAGES = ("en", "zh")
 
 
+# CLDR plural categories: a mapping of only these keys (with "other") is one
+# counted label, a leaf like a string: English writes {one, other}, Chinese
+# (no grammatical number) one string; see lab_view.plural.
+PLURAL_CATEGORIES = {"zero", "one", "two", "few", "many", "other"}
+
+
+def is_plural(value):
+    return isinstance(value, dict) and "other" in value and set(value) <= PLURAL_CATEGORIES
+
+
 def _flatten(tree, prefix=""):
     keys = {}
     for key, value in tree.items():
         path = f"{prefix}{key}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not is_plural(value):
             keys.update(_flatten(value, path + "."))
         else:
             keys[path] = value

@@ -7,6 +7,7 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
 from lab_core.planner import STAGES
 from lab_core.planner.meters import METERS
+from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
 from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 
 from . import offline, scripts
@@ -15,7 +16,7 @@ from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
 #: Catalog sections the page's script and the worker need at run time.
-RUNTIME_CATALOG_KEYS = ("units", "range", "errors", "input_labels", "meter_text", "meter_labels", "levels",
+RUNTIME_CATALOG_KEYS = ("units", "range", "unit_words", "examples", "errors", "input_labels", "meter_text", "meter_labels", "meter_levels",
                         "lab", "stages", "decisions", "diagram", "choices")
 
 
@@ -93,12 +94,15 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "meter_names": METERS,
         "plan_keys": PLAN_KEYS,
         "figure_keys": FIGURE_KEYS,
+        "mesh_viewbox": MESH_VIEWBOX,
         "cards": cards,
         "rules_href": rules_href,
         "initial": initial,
         # The page's module script, under its content-hashed name (labsite.scripts).
         "lab_script": scripts.url(root, "lab"),
         "lab_preloads": scripts.preloads(root, "lab"),
+        "lab_static_script": scripts.url(root, "lab-static"),
+        "search_after_lab_script": scripts.url(root, "search-after-lab"),
         "runtime": {
             "lang": lang,
             "root": root,

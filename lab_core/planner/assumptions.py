@@ -22,25 +22,44 @@ TIE_TOLERANCE = 0.03
 # TEACHING ASSUMPTION.
 AT_SCALE_INTERRUPTIONS_PER_DAY = 1.0
 
-# Meter levels: ratio < warn -> ok, < critical -> warn, else critical.
-# TEACHING ASSUMPTIONS, each with what the ratio measures.
+# Meter levels: ratio < warn -> ok, < critical -> warn, else critical; each
+# level has one label per meter ("labels": catalog ids under
+# lab.meter_levels), so a meter's words and colour come from this one table.
+# Only the memory meters (memory, activation) may say "does_not_fit".
+# When no plan fits, the meters that measure a running plan (comms, data,
+# fault) read "none": there is no step to measure. TEACHING ASSUMPTIONS,
+# each with what the ratio measures.
 METER_THRESHOLDS = {
     # Memory used on the most loaded GPU / device memory. Critical at the
     # safety margin above: a plan past it is not accepted.
-    "memory": {"measure": "memory_used_over_device", "warn": 0.75, "critical": 1.0 - MEMORY_SAFETY_MARGIN},
+    "memory": {"measure": "memory_used_over_device", "warn": 0.75, "critical": 1.0 - MEMORY_SAFETY_MARGIN,
+               "labels": {"ok": "room_to_spare", "warn": "tight", "critical": "does_not_fit"}},
     # Communication not hidden behind compute (TP, pipeline sends, exposed DP
     # and ZeRO-3 traffic) plus the pipeline bubble, over the step time.
-    "comms": {"measure": "exposed_comm_and_bubble_over_step", "warn": 0.15, "critical": 0.30},
+    "comms": {"measure": "exposed_comm_and_bubble_over_step", "warn": 0.15, "critical": 0.30,
+              "labels": {"ok": "mostly_hidden", "warn": "noticeable", "critical": "dominates_step"}},
     # Tokens/s the GPUs consume over what loaders or storage deliver (the
     # tighter of the two). At 1 the GPUs wait for data.
-    "data": {"measure": "required_over_delivered_tokens", "warn": 0.5, "critical": 1.0},
-    # Activations without recompute over the memory left after model state.
-    # At 1 recompute is forced.
-    "activation": {"measure": "activations_without_recompute_over_room", "warn": 0.7, "critical": 1.0},
+    "data": {"measure": "required_over_delivered_tokens", "warn": 0.5, "critical": 1.0,
+             "labels": {"ok": "keeps_up", "warn": "tight", "critical": "gpus_wait"}},
+    # Activations the plan keeps (after its recompute choice) over the memory
+    # left after model state. At 1 the plan does not fit.
+    "activation": {"measure": "activations_kept_over_room", "warn": 0.7, "critical": 1.0,
+                   "labels": {"ok": "room_to_spare", "warn": "tight", "critical": "does_not_fit"}},
     # Wall time lost to checkpoint writes, lost work and restarts (1 - goodput)
     # at the reader's checkpoint interval.
-    "fault": {"measure": "time_lost_to_failures_and_checkpoints", "warn": 0.05, "critical": 0.15},
+    "fault": {"measure": "time_lost_to_failures_and_checkpoints", "warn": 0.05, "critical": 0.15,
+              "labels": {"ok": "small", "warn": "noticeable", "critical": "large"}},
 }
+
+# Label of the meters that measure a running plan when no plan fits.
+NO_PLAN_LABEL = "no_plan"
+
+# Checkpoint advice is material only when moving to Daly's optimum would
+# win back at least this share of wall time (1 - goodput); below it the
+# chosen interval is fine, whatever its distance from the optimum.
+# TEACHING ASSUMPTION (1%: about the run-to-run noise of a job's throughput).
+CHECKPOINT_MATERIAL_GAIN = 0.01
 
 # A checkpoint interval within this factor of the Daly optimum is "near the
 # optimum". TEACHING ASSUMPTION (goodput is flat near the optimum: within a

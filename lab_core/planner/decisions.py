@@ -4,7 +4,7 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
-from .assumptions import CHECKPOINT_NEAR_OPTIMUM_FACTOR
+from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
 
 DECISIONS = ("parallelism", "gradient_sync", "activation_memory", "checkpointing", "data_pipeline",
              "interconnect")
@@ -14,17 +14,36 @@ def _entry(decision, option, reason, numbers):
     return {"id": decision, "option": option, "reason": reason, "numbers": numbers}
 
 
-def parallelism(ctx):
-    """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage."""
-    par, wctx = ctx.parallelism, ctx.wctx
+def _no_plan(decision, numbers):
+    """A decision about a running plan when no plan fits: nothing to decide."""
+    return _entry(decision, "no_plan", "nothing_fits", numbers)
+
+
+def layout_dims(par):
+    """The dimensions a plan uses ('tp_pp_dp', 'dp', 'single', ...) plus its ZeRO stage."""
     dims = [name for name, size in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if size > 1]
     option = "_".join(dims) if dims else "single"
     if par.zero and par.dp > 1:
         option += "_zero%d" % par.zero
+    return option
+
+
+def _min_gpus_numbers(no_fit):
+    """The smallest GPU count that would fit and its layout, for the no-fit reasons."""
+    layout = (no_fit or {}).get("min_gpus_layout") or {}
+    return {"min_gpus": (no_fit or {}).get("min_gpus"), "min_tp": layout.get("tp"), "min_pp": layout.get("pp"),
+            "min_dp": layout.get("dp"), "gpus_searched": (no_fit or {}).get("gpus_searched")}
+
+
+def parallelism(ctx):
+    """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage;
+    'nothing_fits' when no plan fits (the reason names the smallest GPU count that would)."""
+    par, wctx = ctx.parallelism, ctx.wctx
+    option = layout_dims(par) if ctx.fits else "nothing_fits"
     weights_total = 2.0 * wctx.params
     state_total = wctx.state_bytes * wctx.params
     if not ctx.fits:
-        reason = "nothing_fits"
+        reason = "nothing_fits" if ctx.no_fit and ctx.no_fit.get("min_gpus") else "nothing_fits_anywhere"
     elif ctx.gpus_used == 1:
         reason = "fits_one_gpu"
     elif weights_total > ctx.usable and (par.tp > 1 or par.pp > 1):
@@ -52,7 +71,9 @@ def parallelism(ctx):
         "memory_bytes_per_gpu": ctx.report.memory_bytes,
         "best_replica_goodput_tokens_per_s": ctx.best_replica,
         "goodput_tokens_per_s": ctx.goodput_tokens_per_s,
+        "closest_memory_bytes": ctx.report.memory_bytes,
     }
+    numbers.update(_min_gpus_numbers(ctx.no_fit))
     return _entry("parallelism", option, reason, numbers)
 
 
@@ -66,7 +87,11 @@ def gradient_sync(ctx):
         option = ("all_reduce", "reduce_scatter_all_gather", "reduce_scatter_all_gather",
                   "zero3_gather_reduce_scatter")[par.zero]
         exposed = r.dp_comm_s + r.zero_comm_s
-        reason = "hidden_by_backward" if exposed <= 0.0 else "exposed"
+        if exposed <= 0.0:
+            reason = "hidden_by_backward"
+        else:
+            # Only ZeRO-3 has traffic of its own beyond the gradient sync (Sec 7.2.2).
+            reason = "exposed_with_zero" if r.zero_comm_total_s > 0.0 else "exposed"
     numbers = {
         "dp": par.dp,
         "zero": par.zero,
@@ -78,6 +103,8 @@ def gradient_sync(ctx):
         "step_s": r.step_s,
         "dp_link": r.dp_link,
     }
+    if not ctx.fits:
+        return _no_plan("gradient_sync", numbers)
     return _entry("gradient_sync", option, reason, numbers)
 
 
@@ -89,11 +116,22 @@ def activation_memory(ctx):
     else:
         option = par.recompute + "_recompute"
     room = ctx.usable - ctx.state
-    reason = "fits_without_recompute" if ctx.activations_without_recompute <= room else "recompute_required"
+    if room <= 0.0:
+        reason = "state_exceeds_memory"
+    elif r.activations_bytes > room:
+        reason = "activations_exceed_room"
+    elif ctx.activations_without_recompute <= room:
+        reason = "fits_without_recompute"
+    else:
+        reason = "recompute_required"
+    # Shortfalls are positive amounts: nothing negative is ever quoted.
     numbers = {
         "activations_bytes": r.activations_bytes,
         "activations_without_recompute_bytes": ctx.activations_without_recompute,
-        "room_bytes": room,
+        "room_bytes": max(room, 0.0),
+        "usable_bytes": ctx.usable,
+        "state_shortfall_bytes": max(-room, 0.0),
+        "activation_shortfall_bytes": max(r.activations_bytes - max(room, 0.0), 0.0),
         "model_state_bytes": ctx.state,
         "recompute_s": r.recompute_s,
         "step_s": r.step_s,
@@ -105,12 +143,18 @@ def activation_memory(ctx):
 
 
 def checkpointing(ctx):
-    """Chosen interval against Daly's optimum (FGCS 2006, Eq 37; Young 1974)."""
+    """Chosen interval against Daly's optimum (FGCS 2006, Eq 37; Young 1974).
+    Advice to move is given only when moving would win back at least
+    CHECKPOINT_MATERIAL_GAIN of wall time; below it the interval is fine."""
     r = ctx.report
     daly = r.daly_interval_s
     interval = r.checkpoint_interval_s
+    gain = ctx.checkpoint["goodput_gain"]
     if daly is None:
         option, reason = "keep_interval", "no_failures"
+    elif gain < CHECKPOINT_MATERIAL_GAIN and not (daly / CHECKPOINT_NEAR_OPTIMUM_FACTOR <= interval
+                                                  <= daly * CHECKPOINT_NEAR_OPTIMUM_FACTOR):
+        option, reason = "keep_interval", "gain_immaterial"
     elif interval > daly * CHECKPOINT_NEAR_OPTIMUM_FACTOR:
         option, reason = "shorten_interval", "too_long_loses_work"
     elif interval < daly / CHECKPOINT_NEAR_OPTIMUM_FACTOR:
@@ -119,6 +163,10 @@ def checkpointing(ctx):
         option, reason = "keep_interval", "near_optimum"
     numbers = dict(ctx.checkpoint)
     numbers["near_optimum_factor"] = CHECKPOINT_NEAR_OPTIMUM_FACTOR
+    numbers["material_gain"] = CHECKPOINT_MATERIAL_GAIN
+    numbers["time_lost_share"] = 1.0 - r.goodput
+    if not ctx.fits:
+        return _no_plan("checkpointing", numbers)
     return _entry("checkpointing", option, reason, numbers)
 
 
@@ -139,6 +187,8 @@ def data_pipeline(ctx):
         "storage_read_bytes_per_s": r.storage_read_bytes_per_s,
         "storage_ratio": r.storage_ratio,
     }
+    if not ctx.fits:
+        return _no_plan("data_pipeline", numbers)
     return _entry("data_pipeline", option, reason, numbers)
 
 
@@ -170,6 +220,8 @@ def interconnect(ctx):
         "pp_link": pp_link,
         "comms_ratio": ctx.meters["comms"]["ratio"],
     }
+    if not ctx.fits:
+        return _no_plan("interconnect", numbers)
     return _entry("interconnect", option, reason, numbers)
 
 

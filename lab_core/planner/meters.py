@@ -1,20 +1,31 @@
-"""The five meters: a ratio each and a level ok | warn | critical.
+"""The five meters: a ratio each, a level ok | warn | critical (or none) and
+the label that level has on that meter.
 
-Thresholds live in assumptions.METER_THRESHOLDS (teaching assumptions);
-THRESHOLDS is the same table as plain data for the page.
+Thresholds and labels live in assumptions.METER_THRESHOLDS (teaching
+assumptions); THRESHOLDS is the same table as plain data for the page.
 """
-from .assumptions import METER_THRESHOLDS
+from .assumptions import METER_THRESHOLDS, NO_PLAN_LABEL
 
 METERS = ("memory", "comms", "data", "activation", "fault")
-LEVELS = ("ok", "warn", "critical")
+# "none": the meter measures a running plan and no plan fits.
+LEVELS = ("ok", "warn", "critical", "none")
+# Meters that judge memory (the only ones that may read "does not fit").
+MEMORY_METERS = ("memory", "activation")
 
 
 def thresholds():
-    """JSON-ready copy: {meter: {measure, warn, critical, source}}."""
-    return {name: dict(METER_THRESHOLDS[name], source="teaching_assumption") for name in METERS}
+    """JSON-ready copy: {meter: {measure, warn, critical, labels, source}}."""
+    return {name: dict(METER_THRESHOLDS[name], labels=dict(METER_THRESHOLDS[name]["labels"]),
+                       source="teaching_assumption") for name in METERS}
 
 
 THRESHOLDS = thresholds()
+
+
+def labels():
+    """Every meter label id (for the page's catalogs)."""
+    out = {label for t in METER_THRESHOLDS.values() for label in t["labels"].values()}
+    return sorted(out | {NO_PLAN_LABEL})
 
 
 def level(name, ratio):
@@ -31,25 +42,33 @@ def comms_ratio(report):
     return exposed / report.step_s if report.step_s > 0.0 else 0.0
 
 
-def activation_ratio(activations_without_recompute, state, usable):
-    """Activations without recompute over the room model state leaves.
+def activation_ratio(activations_kept, state, usable):
+    """Activations the plan keeps (after recompute) over the room model state leaves.
 
     When the state alone fills the usable memory there is no room: the ratio
     is then 1 + activations / usable (critical, and still growing with the load).
     """
     room = usable - state
     if room > 0.0:
-        return activations_without_recompute / room
-    return 1.0 + activations_without_recompute / usable
+        return activations_kept / room
+    return 1.0 + activations_kept / usable
 
 
-def meters(report, activations_without_recompute, state, usable):
-    """{meter: {"ratio", "level"}} for one evaluated plan."""
+def _meter(name, ratio, fits):
+    lvl = level(name, ratio)
+    if not fits and name not in MEMORY_METERS:
+        return {"ratio": ratio, "level": "none", "label": NO_PLAN_LABEL}
+    return {"ratio": ratio, "level": lvl, "label": METER_THRESHOLDS[name]["labels"][lvl]}
+
+
+def meters(report, state, usable, fits=True):
+    """{meter: {"ratio", "level", "label"}} for one evaluated plan; ``fits``
+    False marks the meters of a running plan as "none" (no plan fits)."""
     ratios = {
         "memory": report.memory_ratio,
         "comms": comms_ratio(report),
         "data": max(report.loader_ratio, report.storage_ratio),
-        "activation": activation_ratio(activations_without_recompute, state, usable),
+        "activation": activation_ratio(report.activations_bytes, state, usable),
         "fault": 1.0 - report.goodput,
     }
-    return {name: {"ratio": ratios[name], "level": level(name, ratios[name])} for name in METERS}
+    return {name: _meter(name, ratios[name], fits) for name in METERS}

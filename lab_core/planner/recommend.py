@@ -13,9 +13,9 @@ import dataclasses
 from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
-from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
+from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import activation_bytes, plan_memory, state_bytes
-from .decisions import decisions
+from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .meters import meters
 from .nofit import floor_bytes, largest_fitting, smallest_fitting
@@ -30,7 +30,7 @@ class _Context:
 
     __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable", "state",
                  "activations_without_recompute", "checkpoint", "meters", "best_replica",
-                 "goodput_tokens_per_s")
+                 "goodput_tokens_per_s", "no_fit")
 
 
 def _with_gpus(workload, gpus):
@@ -74,7 +74,30 @@ def _checkpoint(report, gpus):
     }
 
 
+def _stage_at(workload, gpus, usable):
+    """The stage the workload forces on ``gpus`` GPUs (for the no-fit hint);
+    None past the largest GPU count a workload may have."""
+    try:
+        w = _with_gpus(workload, gpus)
+    except LabInputError:
+        return None
+    return workload_stage(w, usable, context_for(w).failures.interruptions_per_day)
+
+
+def layout_id(par):
+    """What a plan uses, named by its parts: "tp_pp_dp", "dp", "single" …, then
+    "_zeroN" when it shards state and "_recompute" / "_selective" for recompute.
+    The page labels alternatives with it, so a label always matches its layout."""
+    out = layout_dims(par)
+    if par.recompute != "none":
+        out += "_" + par.recompute
+    return out
+
+
 def _alternatives(result, chosen, chosen_shape):
+    """The best plan of each other shape and why it lost. A plan that is
+    faster but within TIE_TOLERANCE lost the tie-break to the simpler winner:
+    its reason says so (it never reads as beating the winner silently)."""
     out = []
     for stage in STAGES:
         cand = result.stage_best.get(stage)
@@ -82,7 +105,9 @@ def _alternatives(result, chosen, chosen_shape):
             continue
         r = cand.report
         rel = cand.score / chosen.score
-        if rel >= 1.0 - TIE_TOLERANCE:
+        if rel > 1.0:
+            reason = "faster_within_tie"
+        elif rel >= 1.0 - TIE_TOLERANCE:
             reason = "more_complex_near_tie"
         elif cand.report.step_s > chosen.report.step_s:
             reason = "slower_step"
@@ -90,10 +115,12 @@ def _alternatives(result, chosen, chosen_shape):
             reason = "lower_goodput"
         out.append({
             "stage": stage,
+            "layout": layout_id(cand.parallelism),
             "parallelism": cand.parallelism.to_dict(),
             "reason": reason,
             "goodput_tokens_per_s": cand.goodput_tokens_per_s,
             "relative_score": rel,
+            "tie_tolerance": TIE_TOLERANCE,
             "step_s": r.step_s,
             "chosen_step_s": chosen.report.step_s,
             "memory_bytes": r.memory_bytes,
@@ -167,6 +194,8 @@ def recommend(workload):
             "overflow_ratio": r.memory_bytes / usable,
             "min_gpus": None if found is None else found[0],
             "min_gpus_layout": None if found is None else {"tp": found[1], "pp": found[2], "dp": found[3]},
+            "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
+            "gpus_searched": MAX_GPUS_SEARCHED,
         }
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
@@ -186,7 +215,8 @@ def recommend(workload):
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None
     ctx.checkpoint = _checkpoint(report, used)
-    ctx.meters = meters(report, ctx.activations_without_recompute, ctx.state, usable)
+    ctx.meters = meters(report, ctx.state, usable, plan.fits)
+    ctx.no_fit = plan.no_fit
     plan.meters = ctx.meters
     plan.checkpoint = ctx.checkpoint
     plan.decisions = decisions(ctx)

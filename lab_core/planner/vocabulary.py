@@ -6,34 +6,42 @@ PARALLELISM_OPTION_PARTS (e.g. "tp_pp_dp_zero1"); see decisions.parallelism.
 """
 from .decisions import DECISIONS
 from .diagram import PARTS
-from .meters import LEVELS, METERS
+from .meters import LEVELS, METERS, labels
 from .stage import STAGES
 
 DECISION_OPTIONS = {
     "parallelism": ("single", "tp", "pp", "dp", "tp_pp", "tp_dp", "pp_dp", "tp_pp_dp"),
-    "gradient_sync": ("none", "all_reduce", "reduce_scatter_all_gather", "zero3_gather_reduce_scatter"),
+    "gradient_sync": ("none", "all_reduce", "reduce_scatter_all_gather", "zero3_gather_reduce_scatter", "no_plan"),
     "activation_memory": ("keep_all", "flash_attention", "selective_recompute", "full_recompute"),
-    "checkpointing": ("keep_interval", "shorten_interval", "lengthen_interval"),
-    "data_pipeline": ("loaders_sufficient", "add_loaders", "faster_storage"),
-    "interconnect": ("none", "nvlink_node", "nvlink_plus_fabric"),
+    "checkpointing": ("keep_interval", "shorten_interval", "lengthen_interval", "no_plan"),
+    "data_pipeline": ("loaders_sufficient", "add_loaders", "faster_storage", "no_plan"),
+    "interconnect": ("none", "nvlink_node", "nvlink_plus_fabric", "no_plan"),
 }
+
+# Options that are not built from parallel dimensions.
+PARALLELISM_PLAIN_OPTIONS = ("nothing_fits",)
 
 # Suffixes a parallelism option may carry when dp > 1 and ZeRO is on.
 PARALLELISM_OPTION_SUFFIXES = ("", "_zero1", "_zero2", "_zero3")
 
 DECISION_REASONS = {
-    "parallelism": ("nothing_fits", "fits_one_gpu", "weights_exceed_gpu_split_model",
+    "parallelism": ("nothing_fits", "nothing_fits_anywhere", "fits_one_gpu", "weights_exceed_gpu_split_model",
                     "weights_exceed_gpu_shard_weights", "state_exceeds_gpu_split_model",
                     "state_exceeds_gpu_shard_state", "split_model_faster", "replicas_fit"),
-    "gradient_sync": ("single_replica", "hidden_by_backward", "exposed"),
-    "activation_memory": ("fits_without_recompute", "recompute_required"),
-    "checkpointing": ("no_failures", "too_long_loses_work", "too_short_wastes_writes", "near_optimum"),
-    "data_pipeline": ("loader_bound", "storage_bound", "headroom"),
+    "gradient_sync": ("single_replica", "hidden_by_backward", "exposed", "exposed_with_zero", "nothing_fits"),
+    "activation_memory": ("fits_without_recompute", "recompute_required", "activations_exceed_room",
+                          "state_exceeds_memory"),
+    "checkpointing": ("no_failures", "too_long_loses_work", "too_short_wastes_writes", "near_optimum",
+                      "gain_immaterial", "nothing_fits"),
+    "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
     "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "tp_on_nvlink_rest_on_fabric",
-                     "replicas_across_fabric"),
+                     "replicas_across_fabric", "nothing_fits"),
 }
 
-ALTERNATIVE_REASONS = ("more_complex_near_tie", "slower_step", "lower_goodput")
+ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_step", "lower_goodput")
+
+# Layout ids of alternatives (recommend.layout_id): parallelism options plus a recompute suffix.
+LAYOUT_RECOMPUTE_SUFFIXES = ("", "_selective", "_full")
 UNFIT_REASONS = ("memory", "no_layout")
 
 
@@ -43,10 +51,14 @@ def vocabulary():
     options["parallelism"] = [base + suffix for base in DECISION_OPTIONS["parallelism"]
                               for suffix in PARALLELISM_OPTION_SUFFIXES
                               if not suffix or "dp" in base.split("_")]
+    layouts = [option + suffix for option in options["parallelism"] for suffix in LAYOUT_RECOMPUTE_SUFFIXES]
+    options["parallelism"] += list(PARALLELISM_PLAIN_OPTIONS)
     return {
         "stages": list(STAGES),
         "meters": list(METERS),
         "levels": list(LEVELS),
+        "meter_labels": labels(),
+        "layouts": layouts,
         "decisions": list(DECISIONS),
         "decision_options": options,
         "decision_reasons": {k: list(v) for k, v in DECISION_REASONS.items()},

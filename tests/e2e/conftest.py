@@ -47,7 +47,10 @@ class RequestLog:
 
 @pytest.fixture
 def context(browser, base_url):
-    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
+    # Playwright's wait_for_function evaluates strings, which the site's
+    # Content-Security-Policy forbids; tests/e2e/test_site_policy.py checks the
+    # policy itself with contexts that do not bypass it.
+    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     log = RequestLog(base_url)
     context.on("request", log.record)
     context.request_log = log

@@ -184,7 +184,7 @@ def test_without_webassembly_the_page_says_why_and_keeps_precomputed_results(pag
 
 
 def test_opened_from_a_file_the_page_says_why_and_keeps_precomputed_results(browser, built_site):
-    context = browser.new_context()
+    context = browser.new_context(bypass_csp=True)
     try:
         page = context.new_page()
         page.goto((built_site / "lab/index.html").as_uri())
@@ -220,7 +220,7 @@ def test_offline_reload_after_one_visit(browser, built_site):
     other pages open too."""
     server = serve_in_thread(built_site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    context = browser.new_context(base_url=base)
+    context = browser.new_context(base_url=base, bypass_csp=True)
     server_up = True
     try:
         page = open_controlled_lab(context)
@@ -285,7 +285,7 @@ def test_dev_server_replaces_a_production_service_worker(browser, built_site, re
     base = f"http://127.0.0.1:{port}/"
     production = make_server(built_site, port)
     threading.Thread(target=production.serve_forever, daemon=True).start()
-    context = browser.new_context(base_url=base)
+    context = browser.new_context(base_url=base, bypass_csp=True)
     dev = None
     try:
         page = context.new_page()
@@ -325,7 +325,7 @@ def test_a_new_build_replaces_only_the_sites_own_cache(browser, built_site, tmp_
     site = tmp_path / "site"
     shutil.copytree(built_site, site)
     server = serve_in_thread(site)
-    context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/")
+    context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/", bypass_csp=True)
     try:
         page = open_controlled_lab(context)
         page.evaluate("caches.open('someone-else').then((c) => c.put('/x', new Response('kept')))")

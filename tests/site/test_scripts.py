@@ -35,10 +35,12 @@ def test_an_import_of_a_missing_script_is_an_error(sources):
 
 def test_site_has_only_hashed_lab_scripts_and_the_page_names_them(built_site):
     names = {p.name for p in (built_site / "assets/lab").glob("*.js")}
-    assert names and all(re.fullmatch(r"[a-z]+\.[0-9a-f]{12}\.js", name) for name in names)
+    assert names and all(re.fullmatch(r"[a-z-]+\.[0-9a-f]{12}\.js", name) for name in names)
+    assert {name.split(".")[0] for name in names} >= {"lab", "lab-static", "search-after-lab", "worker", "downloads"}
     html = (built_site / "lab/index.html").read_text(encoding="utf-8")
     (lab,) = re.findall(r'<script type="module" src="\.\./assets/lab/(lab\.[0-9a-f]{12}\.js)"', html)
-    assert lab in names
+    classic = re.findall(r'<script (?:defer )?src="\.\./assets/lab/([a-z-]+\.[0-9a-f]{12}\.js)"', html)
+    assert lab in names and set(classic) <= names and len(classic) == 2
     preloaded = set(re.findall(r'<link rel="modulepreload" href="\.\./assets/lab/([a-z]+\.[0-9a-f]{12}\.js)">', html))
     assert {name.split(".")[0] for name in preloaded} == {"progress", "runtime"} and preloaded <= names
     config = json.loads(re.search(r'id="lab-config">(.*?)</script>', html, re.S).group(1))

@@ -2,6 +2,7 @@
 raises, every view has what the lab template binds, and bad input comes back
 as one sentence naming the field."""
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -39,11 +40,22 @@ workloads = st.fixed_dictionaries({
 })
 
 
-def check_view(view):
-    assert view["stage"]["id"] in STAGES
+NEGATIVE = re.compile(r"(?<![\w×(])[-−]\s?\d")  # a minus before a digit (not "arXiv:1910-..." or ranges)
+
+
+def check_view(view, catalog):
+    fits = view["plan"]["fits"]
+    assert view["stage"]["id"] in (STAGES if fits else ("no_fit",))
     assert set(view["meters"]) == set(METERS)
-    for meter in view["meters"].values():
-        assert 0.0 <= meter["fill"] <= 1.0 and meter["level"] in ("ok", "warn", "critical") and meter["text"]
+    does_not_fit = catalog["meter_levels"]["does_not_fit"]
+    for name, meter in view["meters"].items():
+        assert 0.0 <= meter["fill"] <= 1.0 and meter["level"] in ("ok", "warn", "critical", "none") and meter["text"]
+        if name not in ("memory", "activation"):  # "does not fit" is a statement about memory only
+            assert meter["level_text"] != does_not_fit
+        if not fits and name in ("comms", "data", "fault"):
+            assert meter["level"] == "none"
+    if fits:  # a fitting plan's activations fit: the activation meter never reads "does not fit"
+        assert view["meters"]["activation"]["level_text"] != does_not_fit
     assert set(view["plan"]["items"]) == set(PLAN_KEYS)
     assert set(view["figures"]) == set(FIGURE_KEYS)
     assert view["decisions"].count("<article") == 6
@@ -51,6 +63,9 @@ def check_view(view):
     texts = [*view["figures"].values(), view["decisions"], view["thresholds"], view["stage"]["text"],
              *(m["text"] for m in view["meters"].values())]
     assert not [text for text in texts if "{" in text or "}" in text]  # no unfilled placeholder
+    shown = [*texts, view["plan"]["nofit"], view["alternatives"], view["diagram"]["label"],
+             *(p["text"] for p in view["diagram"]["parts"].values())]
+    assert not [text for text in shown if NEGATIVE.search(re.sub(r"<[^>]+>", " ", text))]  # never a negative quantity
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -60,16 +75,25 @@ def test_session_never_raises_and_views_are_complete(sessions, workload, lang):
     inputs.update(workload)
     result = sessions[lang].evaluate(inputs)
     assert result["ok"], result
-    check_view(result["view"])
+    check_view(result["view"], sessions[lang].catalog)
 
 
-def test_nothing_fits_is_a_result_with_the_smallest_gpu_count(sessions):
+@pytest.mark.parametrize("params, gpus", [(1e12, 8), (2e12, 1)])
+def test_nothing_fits_is_a_result_with_the_smallest_gpu_count(sessions, params, gpus):
     inputs = default_inputs()
-    inputs.update(params=1e12, gpus=8)
+    inputs.update(params=params, gpus=gpus)
     result = sessions["en"].evaluate(inputs)
     assert result["ok"]
-    assert not result["view"]["plan"]["fits"]
-    assert "smallest GPU count" in result["view"]["plan"]["nofit"]
+    view = result["view"]
+    assert not view["plan"]["fits"]
+    min_gpus = re.search(r"smallest GPU count that would fit is ([\d,]+)", view["plan"]["nofit"]).group(1)
+    # Every panel says nothing fits, and names the same smallest GPU count.
+    assert view["stage"]["id"] == "no_fit" and view["stage"]["title"].startswith("Nothing fits")
+    assert min_gpus in view["stage"]["text"] and min_gpus in view["decisions"]
+    assert view["diagram"]["label"].startswith("Nothing fits")
+    assert view["meters"]["memory"]["level_text"] == "does not fit"
+    assert {view["meters"][m]["level_text"] for m in ("comms", "data", "fault")} == {"no plan"}
+    assert "fit on one device" not in view["stage"]["text"]
 
 
 @pytest.mark.parametrize("typed, field, fragment", [

@@ -166,7 +166,8 @@ def example_text():
 @slot_renderer("scenario_example")
 def render_example(ctx):
     return ctx.env.get_template("scenario_code.html").render(
-        code=example_text(), caption=ctx.catalog["contributing"]["example_caption"].format(file=EXAMPLE_FILE))
+        code=example_text(), caption=ctx.catalog["contributing"]["example_caption"].format(file=EXAMPLE_FILE),
+        copy=ctx.catalog["contributing"]["copy"], code_id="scenario-example")
 
 
 @slot_renderer("scenario_fields")

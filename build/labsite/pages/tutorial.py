@@ -7,6 +7,7 @@ build time), its charts drawn by charts.py, a "try it in the lab" link whose
 query carries the chapter's workload, and its sources. The section headings
 are added to the page's table of contents so the right-hand TOC lists them.
 """
+import hashlib
 import html
 import re
 
@@ -119,7 +120,9 @@ def chapter_context(chapter, lang, catalog):
         chart = render_chart(chart_specs[section["chart"]], catalog, units) if section.get("chart") else ""
         sections.append({"id": section["id"], "heading": _inline(section["heading"][lang].format(**values)),
                          "body": body, "assumption": assumption, "chart": chart})
-    return {"sections": sections, "sources": chapter["sources"], "workload": data.workload}
+    # A source's locator may explain itself per language: where: {en: "§3.1 (…)", zh: "§3.1（…）"}.
+    sources = [dict(s, where=s["where"][lang] if isinstance(s["where"], dict) else s["where"]) for s in chapter["sources"]]
+    return {"sections": sections, "sources": sources, "workload": data.workload}
 
 
 @slot_renderer("tutorial:index")
@@ -146,8 +149,17 @@ def _register(chapter_id):
         return ctx.env.get_template("tutorial_chapter.html").render(
             t=ctx.catalog, chapter=chapter, sections=context["sections"], sources=context["sources"],
             try_url=lab_url(ctx.link("lab/"), context["workload"]), workload=workload,
-            chart_style=charts.CHART_STYLE, lang=ctx.lang)
+            chart_css=chart_stylesheet(ctx), lang=ctx.lang)
     return render
+
+
+def chart_stylesheet(ctx):
+    """The charts' CSS (labsite.charts.CHART_STYLE) as a stylesheet of the site,
+    linked rather than inlined: the Content-Security-Policy allows no inline style."""
+    data = charts.CHART_STYLE.encode("utf-8")
+    name = f"assets/css/charts.{hashlib.sha256(data).hexdigest()[:10]}.css"
+    ctx.build.generated[name] = data
+    return ctx.root + name
 
 
 def _register_all():

@@ -6,6 +6,7 @@ import { createProgress } from "./progress.js";
 import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab-app");
+root.dataset.script = "running"; // lab-static.js reports a blocked module by its absence
 const config = JSON.parse(document.getElementById("lab-config").textContent);
 const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
@@ -19,6 +20,10 @@ const state = {
   applied: { ...config.initial.inputs },
   live: false,
   lastView: config.initial.view,
+  // Query parameters that are not lab inputs (utm_source, fbclid …): ignored, kept in the URL.
+  extras: [],
+  // The next request reads a shared link: bad values are reported, the rest kept.
+  lenient: false,
 };
 
 function fill(template, values) {
@@ -36,64 +41,13 @@ function notice(text) {
 }
 
 // ---- applying a view -------------------------------------------------------
-function lookup(view, path) {
-  return path.split(".").reduce((node, key) => (node == null ? undefined : node[key]), view);
-}
-
-// Only touch what changed: the view is rebuilt on every move, the DOM should not be.
-const shown = new WeakMap();
-
-function update(el, key, value, apply) {
-  let seen = shown.get(el);
-  if (!seen) shown.set(el, (seen = {}));
-  if (seen[key] === value) return;
-  seen[key] = value;
-  apply(el, value);
-}
-
-const BINDINGS = [
-  ["bind", (el, v) => { el.textContent = v; }],
-  ["bindHtml", (el, v) => { el.innerHTML = v; }],
-  ["bindWidth", (el, v) => { el.style.width = `${(v * 100).toFixed(1)}%`; }],
-  ["bindValuenow", (el, v) => { el.setAttribute("aria-valuenow", String(Math.round(v * 100))); }],
-  ["bindValuetext", (el, v) => { el.setAttribute("aria-valuetext", v); }],
-  ["bindLevel", (el, v) => { el.dataset.level = v; }],
-  ["bindState", (el, v) => { el.dataset.state = v; }],
-  ["bindHidden", (el, v) => { el.hidden = Boolean(v); }],
-  ["bindAttrStage", (el, v) => { el.dataset.stage = v; }],
-];
+// The binding itself lives in lab-static.js (a classic script, so the
+// precomputed cards work from file:// with the very same code).
+const { LabPage } = window;
 
 function applyView(view, { controls = true } = {}) {
   state.lastView = view;
-  for (const [key, apply] of BINDINGS) {
-    const attr = `data-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    const targets = [...root.querySelectorAll(`[${attr}]`)];
-    if (root.hasAttribute(attr)) targets.push(root);
-    targets.forEach((el) => {
-      const value = lookup(view, el.dataset[key]);
-      if (value !== undefined) update(el, key, value, apply);
-    });
-  }
-  root.querySelectorAll(".lab-stage").forEach((el) => {
-    if (el.dataset.stageId === view.stage.id) el.setAttribute("aria-current", "step");
-    else el.removeAttribute("aria-current");
-  });
-  if (!controls) return;
-  for (const [name, hint] of Object.entries(view.derived || {})) {
-    const typed = document.getElementById(`adv-${name}`);
-    if (typed && document.activeElement !== typed) {
-      typed.value = "";
-      typed.placeholder = hint;
-    }
-  }
-  for (const [name, text] of Object.entries(view.values || {})) {
-    const typed = document.getElementById(`typed-${name}`) || document.getElementById(`adv-${name}`);
-    if (typed && typed.dataset.control !== "select" && typed.dataset.control !== "switch" && document.activeElement !== typed) {
-      typed.value = text;
-    }
-    const slider = document.getElementById(`slider-${name}`);
-    if (slider) slider.setAttribute("aria-valuetext", text);
-  }
+  LabPage.applyView(root, view, controls);
 }
 
 // ---- errors ------------------------------------------------------------------
@@ -115,25 +69,8 @@ function clearErrors() {
 }
 
 // ---- controls <-> state ----------------------------------------------------
-function nearestStop(slider, value) {
-  let best = 0;
-  slider.stops.forEach((stop, i) => {
-    if (Math.abs(Math.log(stop) - Math.log(value)) < Math.abs(Math.log(slider.stops[best]) - Math.log(value))) best = i;
-  });
-  return best;
-}
-
 function syncControls(inputs) {
-  for (const slider of config.sliders) {
-    const index = nearestStop(slider, inputs[slider.name]);
-    document.getElementById(`slider-${slider.name}`).value = String(index);
-  }
-  for (const adv of config.advanced) {
-    const el = document.getElementById(`adv-${adv.name}`);
-    const value = inputs[adv.name];
-    if (adv.control === "select") el.value = String(value);
-    else if (adv.control === "switch") el.checked = Boolean(value);
-  }
+  LabPage.syncControls(config, inputs);
 }
 
 function labelFor(name, value) {
@@ -154,8 +91,18 @@ function urlFor(inputs) {
   for (const [name, value] of Object.entries(inputs)) {
     if (value !== config.defaults[name]) params.set(name, value === null ? "" : String(value));
   }
+  for (const [name, value] of state.extras) params.append(name, value);
   const query = params.toString();
   return `${location.pathname}${query ? `?${query}` : ""}`;
+}
+
+// The language switch goes to the same workload in the other language.
+function carryStateToLanguageLinks() {
+  document.querySelectorAll("a[hreflang]").forEach((link) => {
+    const url = new URL(link.getAttribute("href"), location.href);
+    url.search = location.search;
+    link.setAttribute("href", url.pathname + url.search);
+  });
 }
 
 // Updating the URL is a synchronous call into the browser that costs several
@@ -170,6 +117,7 @@ function writeHistory(mode) {
   if (url === `${location.pathname}${location.search}`) return;
   if (mode === "replace") history.replaceState({ inputs: state.applied }, "", url);
   else history.pushState({ inputs: state.applied }, "", url);
+  carryStateToLanguageLinks();
 }
 
 function flushHistory() {
@@ -188,40 +136,54 @@ function recordHistory(mode) {
   }
 }
 
+// A plain number, true/false or a choice, checked against the spec; anything
+// else (175B, 30 min …) is left for the worker, which reads it like a typed box.
 function parseValue(name, text) {
   const spec = config.specs[name];
-  if (!spec) return { error: "unknown_field" };
   if (spec.kind === "bool") {
     if (text === "true" || text === "1") return { value: true };
     if (text === "false" || text === "0") return { value: false };
-    return { error: "not_a_bool" };
+    return null;
   }
   if (spec.kind === "choice") {
     const match = spec.choices.find((choice) => String(choice) === text);
-    return match === undefined ? { error: "unknown_choice" } : { value: match };
+    return match === undefined ? null : { value: match };
   }
   if (text === "" && spec.derive_if_zero) return { value: null };
-  if (!/^[0-9.eE+-]+$/.test(text)) return { error: "not_a_number" };
+  if (!/^[0-9.eE+]+$/.test(text)) return null;
   const value = Number(text);
-  if (!Number.isFinite(value)) return { error: "not_a_number" };
-  if (value < spec.limit_min || value > spec.limit_max) {
-    if (!(spec.derive_if_zero && value === 0)) return { error: "out_of_range" };
-  }
+  if (!Number.isFinite(value) || value < spec.limit_min || value > spec.limit_max) return null;
   return { value };
 }
 
-function inputsFromUrl() {
-  const params = new URLSearchParams(location.search);
+// The link's workload: lab inputs (as numbers where plain, else as text for
+// the worker) and the other parameters, which are ignored but kept.
+function stateFromUrl() {
   const inputs = { ...config.defaults };
-  for (const [name, text] of params) {
-    const parsed = parseValue(name, text);
-    if (parsed.error) {
-      const label = catalog.input_labels[name] || name;
-      return { error: fill(catalog.lab.url_invalid, { field: label, value: text }) };
+  const texts = {};
+  const extras = [];
+  let plain = true;
+  for (const [name, text] of new URLSearchParams(location.search)) {
+    if (!(name in config.specs)) {
+      extras.push([name, text]);
+      continue;
     }
-    inputs[name] = parsed.value;
+    texts[name] = text;
+    const parsed = parseValue(name, text);
+    if (parsed) inputs[name] = parsed.value;
+    else plain = false;
   }
-  return { inputs, empty: [...params.keys()].length === 0 };
+  return { inputs, texts, extras, plain, empty: Object.keys(texts).length === 0 };
+}
+
+// "Model parameters 175B, GPUs 1,024": the link's state in the reader's words,
+// from the slider labels (or the link's own text), shown while it computes.
+function describeLink(texts) {
+  return Object.entries(texts).map(([name, text]) => {
+    const parsed = parseValue(name, text);
+    const shown = parsed && sliders[name] ? labelFor(name, parsed.value) : text;
+    return `${catalog.input_labels[name] || name} ${shown}`;
+  }).join(", ");
 }
 
 // ---- requests and results ---------------------------------------------------
@@ -233,7 +195,9 @@ let latestSeq = 0;
 function request(historyMode) {
   // Coalesced requests share one history record; a new entry ("push") wins.
   if (historyMode === "push" || !pendingHistory) pendingHistory = historyMode;
-  latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed } });
+  const lenient = state.lenient;
+  state.lenient = false;
+  latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient });
   root.dataset.requestedSeq = String(latestSeq);
   progress.pending(true);
 }
@@ -254,6 +218,7 @@ function onResult(seq, result) {
     syncControls(result.inputs);
     if (pendingHistory) recordHistory(pendingHistory);
     markCard();
+    showNotes(result.notes || []);
   } else {
     state.inputs = { ...state.applied };
     if (result.error.field) showError(result.error.field, result.error.text);
@@ -263,6 +228,27 @@ function onResult(seq, result) {
   progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
+}
+
+// Values that were kept or dropped: a link's under the page notice, a typed
+// box's under that box (a note, not an error: the lab went on).
+function showNotes(notes) {
+  if (!notes.length) return;
+  if (linkPending) {
+    notice(notes.map((n) => n.text).join(" "));
+    linkPending = false;
+    return;
+  }
+  for (const n of notes) {
+    const el = document.getElementById(`error-${n.field}`);
+    if (el) {
+      el.hidden = false;
+      el.textContent = n.text;
+    }
+    // The box keeps its value: show it even while the box has focus.
+    const box = document.getElementById(`typed-${n.field}`) || document.getElementById(`adv-${n.field}`);
+    if (box && state.lastView.values[n.field]) box.value = state.lastView.values[n.field];
+  }
 }
 
 function onStatus(kind, detail) {
@@ -284,14 +270,11 @@ function onStatus(kind, detail) {
 
 // ---- scenario cards ----------------------------------------------------------
 function sameInputs(a, b) {
-  return Object.keys(config.defaults).every((k) => a[k] === b[k]);
+  return LabPage.sameInputs(config, a, b);
 }
 
 function markCard() {
-  root.querySelectorAll(".lab-card").forEach((button) => {
-    const card = config.cards.find((c) => c.id === button.dataset.scenario);
-    button.setAttribute("aria-pressed", String(Boolean(card && sameInputs(card.inputs, state.applied))));
-  });
+  LabPage.markCard(root, config, state.applied);
 }
 
 async function showPrecomputed(card) {
@@ -390,31 +373,40 @@ function wireInputs() {
       clearTimeout(replaceTimer);
       replaceTimer = null;
     }
-    const parsed = inputsFromUrl();
-    state.inputs = parsed.error ? { ...config.defaults } : parsed.inputs;
-    state.typed = {};
+    const link = stateFromUrl();
+    state.inputs = link.inputs;
+    state.typed = { ...link.texts };
+    state.lenient = true;
     syncControls(state.inputs);
     request(null);
   });
 }
 
+// Set once a shared link's state is being computed; cleared by its answer.
+let linkPending = false;
+
 function startFromUrl() {
-  const parsed = inputsFromUrl();
-  if (parsed.error) {
-    notice(parsed.error);
-    history.replaceState(null, "", location.pathname);
-    return;
-  }
-  if (parsed.empty) return;
-  state.inputs = parsed.inputs;
+  const link = stateFromUrl();
+  state.extras = link.extras;
+  carryStateToLanguageLinks();
+  if (link.empty) return;
+  state.inputs = link.inputs;
   syncControls(state.inputs);
   for (const name of Object.keys(sliders)) {
-    document.getElementById(`typed-${name}`).value = labelFor(name, state.inputs[name]);
+    document.getElementById(`typed-${name}`).value = name in link.texts ? link.texts[name] : labelFor(name, state.inputs[name]);
   }
-  const card = config.cards.find((c) => sameInputs(c.inputs, state.inputs));
+  const card = link.plain && config.cards.find((c) => sameInputs(c.inputs, state.inputs));
   if (card) showPrecomputed(card);
-  else notice(catalog.lab.url_pending);
-  request(null);
+  else {
+    // Until the answer comes, the panels still show the defaults: say so, and what is being computed.
+    linkPending = true;
+    root.dataset.linkPending = "true";
+    notice(fill(catalog.lab.url_pending, { state: describeLink(link.texts) }));
+  }
+  state.typed = { ...link.texts };
+  state.lenient = true;
+  // The answer rewrites the link to what was applied (bad values dropped, other parameters kept).
+  request("replace");
 }
 
 runtime = createLabRuntime({
@@ -424,7 +416,13 @@ runtime = createLabRuntime({
   onProgress: progress.update,
   onStatus,
   onResult: (seq, result) => {
-    if (noticeEl.textContent === catalog.lab.url_pending) notice("");
+    if (linkPending && seq >= latestSeq) {
+      delete root.dataset.linkPending;
+      notice("");
+      onResult(seq, result);
+      linkPending = false;
+      return;
+    }
     onResult(seq, result);
   },
 });

@@ -2,9 +2,7 @@
 // runtime download (bytes on the wire, of the total), the status line saying
 // what is happening, and the result panels marked pending while a change waits
 // for an answer (CSS dims them only when the wait lasts, so live moves do not
-// flicker). Once the boot settles (live, failed or unavailable) it hides the
-// bar and fires "lab:settled" on the document: the lab page loads the search
-// index only then, so it never competes with the runtime download.
+// flicker). Once the boot settles (live, failed or unavailable) it hides the bar.
 //
 //   const progress = createProgress({ root, catalog, lang });
 //   progress.update({ stage: "download" | "starting", loaded, total })
@@ -48,7 +46,6 @@ export function createProgress({ root, catalog, lang }) {
     },
     settled() {
       if (bar) bar.hidden = true;
-      document.dispatchEvent(new Event("lab:settled"));
     },
   };
 }

@@ -1,0 +1,26 @@
+"""Sentences generated from the plan they describe, so they cannot disagree
+with it: what the plan uses (the shape panel and the walkthrough) and the
+label of a layout (the alternatives table). Words come from the catalog's
+``lab.plan_text`` and ``lab.layouts``."""
+
+
+def plan_sentences(par, texts):
+    """What the plan ``par`` (Parallelism.to_dict()) uses, one sentence per part."""
+    out = []
+    if par["tp"] * par["pp"] * par["dp"] == 1:
+        out.append(texts["single"])
+    if par["dp"] > 1:
+        out.append(texts["dp_zero%d" % par["zero"]].format(dp=f"{par['dp']:,}"))
+    if par["tp"] > 1:
+        out.append(texts["tp"].format(tp=par["tp"]))
+    if par["pp"] > 1:
+        key = "pp_interleaved" if par.get("interleave", 1) > 1 else "pp"
+        out.append(texts[key].format(pp=par["pp"], v=par.get("interleave", 1)))
+    if par["recompute"] != "none":
+        out.append(texts["recompute_" + par["recompute"]])
+    return " ".join(out)
+
+
+def layout_label(layout, texts):
+    """A planner layout id ("tp_dp_zero1_full") as words ("TP + DP + ZeRO-1 + full recompute")."""
+    return texts["join"].join(texts[part] for part in layout.split("_"))

@@ -1,0 +1,87 @@
+"""The planner's words follow from its numbers (issue: the lab tells the truth):
+alternatives are labelled by their own layout and never silently beat the
+winner, checkpoint advice is material or absent, meters judge what they
+measure, and a no-fit plan names the smallest GPU count that fits."""
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from lab_core.planner import plan_json
+from lab_core.planner.assumptions import CHECKPOINT_MATERIAL_GAIN, METER_THRESHOLDS, TIE_TOLERANCE
+from lab_core.planner.meters import MEMORY_METERS
+
+workloads = st.fixed_dictionaries({
+    "params": st.sampled_from((125e6, 1.3e9, 7e9, 70e9, 175e9, 1e12, 2e12)),
+    "gpus": st.sampled_from((1, 2, 8, 64, 512, 4096)),
+    "global_batch_tokens": st.sampled_from((262144, 1048576, 4194304)),
+    "checkpoint_interval_min": st.sampled_from((1, 10, 60, 240, 1440)),
+})
+
+
+def _layout_parts(par):
+    parts = [d for d in ("tp", "pp", "dp") if par[d] > 1] or ["single"]
+    if par["zero"] and par["dp"] > 1:
+        parts.append("zero%d" % par["zero"])
+    if par["recompute"] != "none":
+        parts.append(par["recompute"])
+    return "_".join(parts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads)
+def test_the_plan_says_only_what_its_numbers_support(inputs):
+    plan = plan_json(inputs)["plan"]
+    for alt in plan["alternatives"]:
+        assert alt["layout"] == _layout_parts(alt["parallelism"])
+        if alt["relative_score"] > 1.0:  # faster, yet lost: only to the stated tie-break
+            assert alt["reason"] == "faster_within_tie" and alt["relative_score"] < 1.0 / (1.0 - TIE_TOLERANCE)
+    for name, meter in plan["meters"].items():
+        labels = METER_THRESHOLDS[name]["labels"]
+        if meter["level"] != "none":
+            assert meter["label"] == labels[meter["level"]]
+        if name not in MEMORY_METERS:
+            assert "does_not_fit" not in labels.values()
+    if plan["fits"]:
+        assert plan["meters"]["activation"]["level"] != "critical"
+    decisions = {d["id"]: d for d in plan["decisions"]}
+    checkpoint = decisions["checkpointing"]
+    if checkpoint["option"] in ("shorten_interval", "lengthen_interval"):
+        assert checkpoint["numbers"]["goodput_gain"] >= CHECKPOINT_MATERIAL_GAIN
+    sync = decisions["gradient_sync"]
+    if sync["reason"] == "exposed_with_zero":
+        assert sync["numbers"]["zero_comm_total_s"] > 0.0
+    activation = decisions["activation_memory"]["numbers"]
+    assert min(v for k, v in activation.items() if k.endswith("_bytes")) >= 0.0
+
+
+def test_nothing_fits_names_the_smallest_gpu_count_everywhere():
+    plan = plan_json({"params": 2e12, "gpus": 1})["plan"]
+    assert not plan["fits"]
+    no_fit = plan["no_fit"]
+    assert no_fit["min_gpus"] and no_fit["min_gpus_stage"] == "full_3d"
+    layout = no_fit["min_gpus_layout"]
+    assert layout["tp"] * layout["pp"] * layout["dp"] == no_fit["min_gpus"]
+    decisions = {d["id"]: d for d in plan["decisions"]}
+    assert decisions["parallelism"]["option"] == "nothing_fits"
+    assert decisions["parallelism"]["numbers"]["min_gpus"] == no_fit["min_gpus"]
+    assert {decisions[d]["option"] for d in ("gradient_sync", "checkpointing", "data_pipeline", "interconnect")} == {"no_plan"}
+    assert decisions["activation_memory"]["reason"] == "state_exceeds_memory"
+    assert {plan["meters"][m]["level"] for m in ("comms", "data", "fault")} == {"none"}
+    assert plan["diagram"]["dp_replicas"]["level"] == "critical"
+    assert not plan["diagram"]["collective_fabric"]["active"]
+    # The smallest count really fits.
+    assert plan_json({"params": 2e12, "gpus": no_fit["min_gpus"]})["plan"]["fits"]
+
+
+def test_data_parallel_fabric_counts_ranks_not_nodes():
+    plan = plan_json({"params": 1.3e9, "gpus": 8})["plan"]
+    fabric = plan["diagram"]["collective_fabric"]
+    assert plan["parallelism"]["dp"] == 8 and fabric["active"] and fabric["count"] == 8 and fabric["link"] == "nvlink"
+
+
+@pytest.mark.parametrize("interval", [1, 60])
+def test_checkpoint_interval_within_a_percent_is_fine(interval):
+    plan = plan_json({"params": 1.3e9, "gpus": 64, "global_batch_tokens": 1048576, "seq_len": 2048,
+                      "checkpoint_interval_min": interval})["plan"]
+    checkpoint = next(d for d in plan["decisions"] if d["id"] == "checkpointing")
+    if checkpoint["numbers"]["goodput_gain"] < CHECKPOINT_MATERIAL_GAIN:
+        assert checkpoint["option"] == "keep_interval"

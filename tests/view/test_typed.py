@@ -1,0 +1,66 @@
+"""Typed inputs accept what the lab displays, in both languages; bad values
+get specific sentences; an emptied box keeps its value; a shared link's bad
+values are reported one by one while the rest are kept."""
+import pytest
+
+from lab_view import Session
+from labsite.catalog import load_catalogs
+from labsite.labpage import default_inputs, load_lab_layout, session_config
+
+EXTRAS = {"rules_short": [], "rules_href": "../rules/"}
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    layout = load_lab_layout()
+    return {lang: Session(session_config(layout, catalog, EXTRAS)) for lang, catalog in load_catalogs().items()}
+
+
+@pytest.mark.parametrize("lang, name, text, value", [
+    ("en", "checkpoint_interval_min", "30 min", 30), ("en", "checkpoint_interval_min", "2 h", 120),
+    ("en", "checkpoint_interval_min", "1 day", 1440), ("zh", "checkpoint_interval_min", "30 分钟", 30),
+    ("zh", "checkpoint_interval_min", "2 小时", 120), ("zh", "checkpoint_interval_min", "45 min", 45),
+    ("en", "inter_node_gbps", "400 Gb/s", 400), ("en", "inter_node_gbps", "3.2 Tb/s", 3200),
+    ("zh", "inter_node_gbps", "400 Gb/s", 400), ("en", "params", "175B", 175e9), ("en", "gpus", "1,024", 1024),
+    ("en", "seq_len", "8K", 8192), ("en", "restart_min", "90 s", 1.5),
+])
+def test_a_box_accepts_what_it_displays(sessions, lang, name, text, value):
+    result = sessions[lang].evaluate(default_inputs(), {name: text})
+    assert result["ok"], result
+    assert result["inputs"][name] == pytest.approx(value)
+    # and what the box then displays reads back to the same value
+    shown = result["view"]["values"][name]
+    again = sessions[lang].evaluate(default_inputs(), {name: shown})
+    assert again["inputs"][name] == pytest.approx(value, rel=5e-3)
+
+
+@pytest.mark.parametrize("lang, fragment", [("en", "between 1 and 32,768"), ("zh", "必须在 1 到 32,768 之间")])
+def test_a_negative_value_is_out_of_range_not_not_a_number(sessions, lang, fragment):
+    result = sessions[lang].evaluate(default_inputs(), {"gpus": "-5"})
+    assert not result["ok"] and fragment in result["error"]["text"] and "-5" in result["error"]["text"]
+
+
+def test_a_unit_of_another_box_is_refused_with_examples_for_this_box(sessions):
+    result = sessions["en"].evaluate(default_inputs(), {"checkpoint_interval_min": "400 Gb/s"})
+    assert not result["ok"] and "e.g. 30 min, 2 h" in result["error"]["text"]
+    result = sessions["zh"].evaluate(default_inputs(), {"checkpoint_interval_min": "很久"})
+    assert not result["ok"] and "30 分钟" in result["error"]["text"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_emptied_box_keeps_its_value_with_a_note(sessions, lang):
+    inputs = dict(default_inputs(), params=7e9)
+    result = sessions[lang].evaluate(inputs, {"params": "  "})
+    assert result["ok"] and result["inputs"]["params"] == 7e9
+    [note] = result["notes"]
+    assert note["field"] == "params" and "7B" in note["text"] and "None" not in note["text"]
+
+
+def test_a_shared_link_keeps_the_good_values_and_reports_each_bad_one(sessions):
+    typed = {"params": "175B", "gpus": "lots", "seq_len": "1e9", "inter_node_gbps": "400", "flash_attention": "true"}
+    result = sessions["en"].evaluate(default_inputs(), typed, lenient=True)
+    assert result["ok"]
+    assert result["inputs"]["params"] == 175e9 and result["inputs"]["inter_node_gbps"] == 400
+    assert result["inputs"]["flash_attention"] is True
+    assert result["inputs"]["gpus"] == default_inputs()["gpus"] and result["inputs"]["seq_len"] == default_inputs()["seq_len"]
+    assert sorted(n["field"] for n in result["notes"]) == ["gpus", "seq_len"]
