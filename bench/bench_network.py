@@ -25,18 +25,14 @@ files; ``none``).
 """
 import argparse
 import json
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-
-from bench_browser import build_site  # noqa: E402
-from labtools.browser import LAUNCH_ARGS, executable_path  # noqa: E402
-from labtools.serve import serve_in_thread  # noqa: E402
+from bench_browser import build_site  # bench/ is on the path when this runs as a script
+from labtools.browser import LAUNCH_ARGS, executable_path
+from labtools.serve import serve_in_thread
 
 PROFILES = {
     "local": {"latency_ms": 0, "throttle_kbps": None},

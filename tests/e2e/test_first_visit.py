@@ -20,7 +20,9 @@ THROTTLE = {"compress": "precompressed", "throttle_kbps": 700, "latency_ms": 40}
 @pytest.fixture
 def slow_site(browser, built_site):
     server = serve_in_thread(built_site, **THROTTLE)
-    context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/", viewport={"width": 1280, "height": 900})
+    # bypass_csp: the waits below evaluate expressions (test_site_policy runs the lab under the policy).
+    context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/", viewport={"width": 1280, "height": 900},
+                                  bypass_csp=True)
     try:
         yield server, context
     finally:

@@ -93,7 +93,9 @@ function routeFetches(downloads) {
 }
 
 // pyodide.asm.mjs as a module, from the downloaded bytes (so it is counted,
-// cached and never fetched twice); from its URL if blob: modules are refused.
+// cached and never fetched twice); from its URL if blob: modules are refused
+// (a host sending the site's Content-Security-Policy as a header also governs
+// this worker; then the HTTP cache, if fresh, spares the second download).
 async function importAsm(downloads, url) {
   try {
     const bytes = await downloads.bytes(url);
