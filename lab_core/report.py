@@ -84,6 +84,36 @@ LAYOUT = (
         ("lost_work_per_day_s", "lost_work_per_day_s"),
         ("goodput", "goodput"),
         ("goodput_at_daly", "goodput_at_daly"),
+        # The checkpoint mode and what one checkpoint costs (checkpoint_modes.py).
+        ("checkpoint_mode", "checkpoint_mode"),
+        ("checkpoint_bytes_per_gpu", "checkpoint_bytes_per_gpu"),
+        ("checkpoint_snapshot_s", "checkpoint_snapshot_s"),
+        ("checkpoint_stall_s", "checkpoint_stall_s"),
+        ("checkpoint_background_s", "checkpoint_background_s"),
+        ("checkpoint_durable_lag_s", "checkpoint_durable_lag_s"),
+        ("storage_write_bytes_per_s", "storage_write_bytes_per_s"),
+        ("replication_bytes_per_s_per_gpu", "replication_bytes_per_s_per_gpu"),
+        ("recovery_source", "recovery_source"),
+        # The interval: Young/Daly for the pause, bounded by the background work.
+        ("optimal_interval_s", "optimal_interval_s"),
+        ("interval_bound", "interval_bound"),
+        ("goodput_at_optimal", "goodput_at_optimal"),
+        # Recovery per interruption (recovery.py); the parts are None when fixed.
+        ("recovery_fixed", "recovery_fixed"),
+        ("recovery_s", "recovery_s"),
+        ("detection_s", "detection_s"),
+        ("job_restart_s", "job_restart_s"),
+        ("comm_init_s", "comm_init_s"),
+        ("checkpoint_load_s", "checkpoint_load_s"),
+        ("recompute_per_interruption_s", "recompute_per_interruption_s"),
+        # Where wall time goes besides training: they sum to 1 - goodput.
+        ("lost_work_share", "lost_work_share"),
+        ("checkpoint_stall_share", "checkpoint_stall_share"),
+        ("recovery_share", "recovery_share"),
+        ("detection_share", "detection_share"),
+        ("job_restart_share", "job_restart_share"),
+        ("comm_init_share", "comm_init_share"),
+        ("checkpoint_load_share", "checkpoint_load_share"),
     )),
 )
 
@@ -184,4 +214,37 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.lost_work_per_day_s = f.lost_per_day_s
     r.goodput = f.goodput
     r.goodput_at_daly = f.goodput_at_daly
+    _checkpoint_figures(r, f)
     return r
+
+
+def _checkpoint_figures(r, f):
+    """The checkpoint mode, interval bound, recovery parts and breakdown of ``f``
+    (failures.FailureFigures) onto the report."""
+    parts = f.recovery
+    r.checkpoint_mode = f.mode
+    r.checkpoint_bytes_per_gpu = f.bytes_per_gpu
+    r.checkpoint_snapshot_s = f.snapshot_s
+    r.checkpoint_stall_s = f.stall_s
+    r.checkpoint_background_s = f.background_s
+    r.checkpoint_durable_lag_s = f.lag_s
+    r.storage_write_bytes_per_s = f.storage_write_bytes_per_s
+    r.replication_bytes_per_s_per_gpu = f.replication_bytes_per_s_per_gpu
+    r.recovery_source = f.recovery_source
+    r.optimal_interval_s = f.optimal_s
+    r.interval_bound = f.interval_bound
+    r.goodput_at_optimal = f.goodput_at_optimal
+    r.recovery_fixed = parts.fixed
+    r.recovery_s = parts.total_s
+    r.detection_s = parts.detection_s
+    r.job_restart_s = parts.job_restart_s
+    r.comm_init_s = parts.comm_init_s
+    r.checkpoint_load_s = parts.load_s
+    r.recompute_per_interruption_s = f.recompute_s
+    r.lost_work_share = f.lost_work_share
+    r.checkpoint_stall_share = f.stall_share
+    r.recovery_share = f.recovery_share
+    r.detection_share = f.part_share(parts.detection_s)
+    r.job_restart_share = f.part_share(parts.job_restart_s)
+    r.comm_init_share = f.part_share(parts.comm_init_s)
+    r.checkpoint_load_share = f.part_share(parts.load_s)
