@@ -450,7 +450,7 @@ def three_d_chapter():
 
 CHECKPOINT_MODES = lab_core.checkpoint_modes.CHECKPOINT_MODES
 #: Intervals of the goodput chart, minutes.
-CHART_INTERVALS = (1, 2, 5, 10, 20, 30, 60, 120, 240, 480, 1440)
+CHART_INTERVALS = (1, 2, 5, 10, 20, 30, 60, 120, 240)
 #: Storage ten times slower than the lab's default: the persist bound holds.
 SLOW_STORAGE_FACTOR = 0.1
 #: A restart brought down to one minute (detection, restart, set-up and load together).
