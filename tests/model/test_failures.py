@@ -278,3 +278,11 @@ def test_mode_costs_follow_the_modes_definitions():
     assert costs["in_memory"].bound == "persist" and costs["async"].bound == "persist"
     assert optimal_interval(costs["async"], None) == (None, None)
     assert young_interval(snap, 3600) < young_interval(snap + write, 3600)
+
+
+def test_the_recovery_constants_are_the_fits_that_tools_reproduce():
+    from labtools.fit_calibration import fit_recovery
+    overhead, rate, init = fit_recovery()
+    assert cal.CHECKPOINT_SNAPSHOT_OVERHEAD_S == pytest.approx(overhead, abs=5e-4)
+    assert cal.CHECKPOINT_SNAPSHOT_BYTES_PER_S == pytest.approx(rate, rel=5e-3)
+    assert cal.COMM_INIT_S_PER_GPU == init
