@@ -80,7 +80,8 @@ def _mb(n):
 
 
 def first_and_repeat(browser, base, server):
-    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900})
+    # bypass_csp: the waits evaluate expressions; the page itself is unchanged.
+    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
