@@ -14,7 +14,8 @@ from lab_core.presets import PRESET_IDS, SHAPE_INPUTS, preset_inputs
 from lab_view.pins import PANEL_FIELDS, PIN_FIELDS
 from lab_view.quantities import BYTE_UNITS
 
-from . import offline, snapshot
+from . import offline, scripts
+from .boot import boot_config
 from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
@@ -72,7 +73,7 @@ def _advanced_controls(layout, catalog, view, inputs):
 
 
 def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href="",
-                  dev_server=False):
+                  dev_server=False, pyzip_bytes=0):
     """Everything the lab partial renders and embeds for one language.
 
     ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
@@ -110,13 +111,17 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "pin_fields": PANEL_FIELDS,
         "export_formats": FORMATS,
         "byte_units": BYTE_UNITS,
+        # The page's module script, under its content-hashed name (labsite.scripts).
+        "lab_script": scripts.url(root, "lab"),
+        "lab_preloads": scripts.preloads(root, "lab"),
+        "lab_static_script": scripts.url(root, "lab-static"),
+        "search_after_lab_script": scripts.url(root, "search-after-lab"),
         "runtime": {
             "lang": lang,
             "root": root,
             "pyzip": pyzip_url,
-            # Build-time Pyodide memory snapshot ({url, sha256, bytes}); the worker
-            # boots cold when it is missing, stale or broken (labsite.snapshot).
-            "snapshot": snapshot.current().page_config(root),
+            # The files the worker boots from, with their sizes (labsite.boot).
+            "boot": boot_config(root, pyzip_url, pyzip_bytes),
             # Service worker to register once the lab is live; None under mkdocs serve.
             "serviceWorker": offline.page_config(root, dev_server),
             "session": config,

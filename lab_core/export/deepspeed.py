@@ -77,6 +77,8 @@ def config(f, notes):
     out.update(_model_parallel(f, notes))
     if f.workload.precision == "fp8":
         notes.add("deepspeed_fp8")
+    if f.checkpoint_mode != "blocking":
+        notes.add("deepspeed_checkpoint_" + f.checkpoint_mode)
     notes.add("deepspeed_launch", nodes=f.nodes, gpus_per_node=f.gpus_per_node,
               save_interval_steps=f.save_interval_steps, train_steps=f.train_steps)
     architecture_notes(f, notes)

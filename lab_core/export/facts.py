@@ -7,6 +7,7 @@ train and the checkpoint interval in steps.
 """
 import math
 
+from ..calibration import IN_MEMORY_PERSIST_EVERY
 from ..errors import LabInputError
 from ..evaluate import evaluate
 from ..parallelism import Parallelism, check_layout
@@ -33,7 +34,8 @@ class LaunchFacts:
 
     __slots__ = ("workload", "shape", "par", "report", "fits", "gpus", "nodes", "gpus_per_node", "batch", "per_replica",
                  "micro_batches", "first_layers", "middle_layers", "last_layers", "even", "train_steps",
-                 "save_interval_steps", "preset", "architecture", "modern", "gated_ffn", "gated_expert_ffn")
+                 "save_interval_steps", "persist_interval_steps", "checkpoint_mode", "preset", "architecture",
+                 "modern", "gated_ffn", "gated_expert_ffn")
 
     def __init__(self, plan, workload):
         if not isinstance(workload, Workload):
@@ -56,6 +58,9 @@ class LaunchFacts:
         tokens_per_step = self.batch * workload.seq_len
         self.train_steps = max(1, int(math.ceil(workload.training_tokens / tokens_per_step)))
         self.save_interval_steps = max(1, int(round(workload.checkpoint_interval_min * 60.0 / report.step_s)))
+        # In-memory checkpoints reach storage every IN_MEMORY_PERSIST_EVERY checkpoints (checkpoint_modes.py).
+        self.checkpoint_mode = workload.checkpoint_mode
+        self.persist_interval_steps = self.save_interval_steps * IN_MEMORY_PERSIST_EVERY
         self.preset = preset_for_shape(self.shape)
         self.architecture = PRESETS[self.preset]["architecture"] if self.preset else None
         self.modern = is_modern(workload.stack)
@@ -86,4 +91,5 @@ class LaunchFacts:
                 "memory_gb": f"{self.report.memory_bytes / 1e9:.3g}", "mfu_percent": f"{self.report.mfu * 100.0:.3g}",
                 "batch": self.batch, "seq_len": self.workload.seq_len, "train_steps": self.train_steps,
                 "save_interval_steps": self.save_interval_steps,
+                "persist_interval_steps": self.persist_interval_steps,
                 "interval_min": f"{self.workload.checkpoint_interval_min:g}"}

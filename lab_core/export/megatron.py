@@ -107,10 +107,28 @@ def _model_flags(f, notes):
     return flags
 
 
-def _training_flags(f):
+def _checkpoint_flags(f, notes, fsdp):
+    """--async-save for async checkpoints (torch_dist format only, so not with
+    Megatron-FSDP); in-memory checkpoints as Megatron's non-persistent in-memory
+    ones, with persistent saves every IN_MEMORY_PERSIST_EVERY of them."""
+    if f.checkpoint_mode == "in_memory":
+        notes.add("megatron_in_memory", save_interval_steps=f.save_interval_steps,
+                  persist_interval_steps=f.persist_interval_steps)
+        return [("--non-persistent-ckpt-type", "in_memory"), ("--non-persistent-save-interval", f.save_interval_steps),
+                ("--save-interval", f.persist_interval_steps)]
+    flags = [("--save-interval", f.save_interval_steps)]
+    if f.checkpoint_mode == "async" and fsdp:
+        notes.add("megatron_async_fsdp")
+    elif f.checkpoint_mode == "async":
+        flags.append(("--async-save", None))
+    return flags
+
+
+def _training_flags(f, notes):
     par, flags = f.par, []
     flags += [("--micro-batch-size", par.micro_batch), ("--global-batch-size", f.batch),
-              ("--train-iters", f.train_steps), ("--save-interval", f.save_interval_steps)]
+              ("--train-iters", f.train_steps)]
+    flags += _checkpoint_flags(f, notes, par.zero >= 2 and par.dp > 1)
     flags.append(("--bf16", None))
     if f.workload.precision == "fp8":
         flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")]
@@ -120,7 +138,7 @@ def _training_flags(f):
 def megatron_flags(f, notes):
     """[(flag, value or None)] in the order the file writes them."""
     flags = _parallel_flags(f, notes) + _data_parallel_flags(f, notes) + _recompute_flags(f.par)
-    flags += _training_flags(f) + _model_flags(f, notes)
+    flags += _training_flags(f, notes) + _model_flags(f, notes)
     architecture_notes(f, notes)
     notes.add("megatron_paths")
     return flags

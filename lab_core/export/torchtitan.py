@@ -92,6 +92,16 @@ def _training(f):
             ("steps", f.train_steps), ("mixed_precision_param", "bfloat16")]
 
 
+def _checkpoint(f, notes):
+    """Async checkpoints are async_mode "async"; in-memory ones have no torchtitan form (written as async)."""
+    pairs = [("enable", True), ("interval", f.save_interval_steps)]
+    if f.checkpoint_mode == "in_memory":
+        notes.add("torchtitan_in_memory")
+    if f.checkpoint_mode in ("async", "in_memory"):
+        pairs.append(("async_mode", "async"))
+    return pairs
+
+
 def job_sections(f, notes):
     """[(table, [(key, value)])] in the order the file writes them."""
     parallelism, async_tp = _parallelism(f, notes)
@@ -99,7 +109,7 @@ def job_sections(f, notes):
     checkpointing = [("mode", mode)] + ([("selective_ac_option", "op")] if mode == "selective" else [])
     sections = [("model", _model(f, notes)), ("training", _training(f)), ("parallelism", parallelism),
                 ("activation_checkpoint", checkpointing),
-                ("checkpoint", [("enable", True), ("interval", f.save_interval_steps)])]
+                ("checkpoint", _checkpoint(f, notes))]
     if async_tp:
         sections.append(("compile", [("enable", True), ("components", ["model", "loss"])]))
     if f.workload.dropout:

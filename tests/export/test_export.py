@@ -192,3 +192,27 @@ def test_toml_writer_round_trips_through_tomllib():
                                    "b": {"c": {"k": -1}}}
     with pytest.raises(ValueError):
         value(float("nan"))
+
+
+@pytest.mark.parametrize("mode", ["blocking", "async", "in_memory"])
+def test_checkpoint_modes_become_each_frameworks_save_settings(mode):
+    workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode=mode)
+    par = Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1)
+    megatron = export(par, workload, "megatron", TEXTS["en"])
+    flags, _, _ = megatron_flags(megatron.text)
+    steps = int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
+    assert ("--async-save" in flags) == (mode == "async")
+    assert (flags.get("--non-persistent-ckpt-type") == "in_memory") == (mode == "in_memory")
+    if mode == "in_memory":
+        assert int(flags["--save-interval"]) > steps and "megatron_in_memory" in megatron.notes
+    job = tomllib.loads(export(par, workload, "torchtitan", TEXTS["en"]).text)
+    assert job["checkpoint"]["interval"] == steps
+    assert job["checkpoint"].get("async_mode", "disabled") == ("disabled" if mode == "blocking" else "async")
+    deepspeed = export(par, workload, "deepspeed", TEXTS["en"])
+    assert ("deepspeed_checkpoint_" + mode in deepspeed.notes) == (mode != "blocking")
+
+
+def test_async_saves_with_megatron_fsdp_are_a_note_not_a_flag():
+    workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode="async")
+    exported = export(Parallelism(dp=64, zero=3, micro_batch=1), workload, "megatron", TEXTS["en"])
+    assert "--async-save" not in exported.text and "megatron_async_fsdp" in exported.notes
