@@ -56,7 +56,7 @@ function parseArgs(argv) {
 }
 
 // Imports every module of the packages the worker uses (not `__main__` or
-// the command line, which the browser never runs) and returns the sorted
+// the command line's modules, which the browser never runs) and returns the sorted
 // names of the project's modules now in sys.modules; the same list must come
 // back after the restore.
 const IMPORT_AND_LIST = `
@@ -64,7 +64,7 @@ import importlib, pkgutil, sys
 for _top in ("lab_core", "lab_view"):
     _package = importlib.import_module(_top)
     for _info in pkgutil.walk_packages(_package.__path__, _top + "."):
-        if _info.name.rsplit(".", 1)[-1] not in ("__main__", "cli"):
+        if _info.name.rsplit(".", 1)[-1] not in ("__main__", "cli", "cli_plan"):
             importlib.import_module(_info.name)
 for _name in ("_top", "_package", "_info"):
     globals().pop(_name, None)
@@ -76,7 +76,7 @@ del _name
 // functions included), imported so the trimmed standard library has them too.
 // Run after the snapshot is made: parsing leaves garbage in the heap.
 const IMPORT_NAMED_STDLIB = `
-import ast, importlib, os
+import ast, importlib, os, sys
 for _top in ("lab_core", "lab_view"):
     for _dir, _subdirs, _files in os.walk(_top):
         for _file in _files:
@@ -92,7 +92,9 @@ for _top in ("lab_core", "lab_view"):
                 else:
                     _names = []
                 for _imported in _names:
-                    if _imported.split(".")[0] not in ("lab_core", "lab_view"):
+                    # The command line's front end also names the catalogs' loader (labsite), which
+                    # the browser never runs: only the standard library's modules are wanted here.
+                    if _imported.split(".")[0] in sys.stdlib_module_names:
                         importlib.import_module(_imported)
 `;
 
