@@ -2,6 +2,7 @@
 // slider labels come precomputed from the build and every other text comes
 // from the worker's view (lab_view in Pyodide), which the build also used for
 // the first paint. The URL carries the workload (shareable, back/forward).
+import { createProgress } from "./progress.js";
 import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab-app");
@@ -12,6 +13,7 @@ const statusEl = document.getElementById("lab-status");
 const refiningEl = document.getElementById("lab-refining");
 const noticeEl = document.getElementById("lab-notice");
 const sliders = Object.fromEntries(config.sliders.map((s) => [s.name, s]));
+const progress = createProgress({ root, catalog, lang: config.lang });
 
 const state = {
   inputs: { ...config.initial.inputs },
@@ -198,6 +200,7 @@ function request(historyMode) {
   state.lenient = false;
   latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient });
   root.dataset.requestedSeq = String(latestSeq);
+  progress.pending(true);
 }
 
 function onResult(seq, result) {
@@ -233,6 +236,7 @@ function onResult(seq, result) {
     else notice(result.error.text);
   }
   pendingHistory = null;
+  progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
 }
@@ -259,6 +263,7 @@ function showNotes(notes) {
 }
 
 function onStatus(kind, detail) {
+  progress.settled();
   if (kind === "live") {
     state.live = true;
     root.dataset.bootMs = String(Math.round(detail.bootMs));
@@ -416,11 +421,10 @@ function startFromUrl() {
 }
 
 runtime = createLabRuntime({
-  root: config.root,
-  pyzip: config.pyzip,
+  boot: config.boot,
   sessionConfig: config.session,
-  snapshot: config.snapshot,
   serviceWorker: config.serviceWorker,
+  onProgress: progress.update,
   onStatus,
   onResult: (seq, result) => {
     // A shared link's notes come with its final answer, not a provisional one.
