@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 setup: $(STAMPS)/venv $(STAMPS)/node
 
-$(STAMPS)/venv: requirements.txt constraints.txt
+$(STAMPS)/venv: requirements.txt constraints.txt pyproject.toml
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
@@ -31,13 +31,13 @@ $(STAMPS)/node: package.json package-lock.json
 	@touch $@
 
 browser: $(STAMPS)/venv
-	@$(PY) tools/browser.py ensure
+	@$(PY) -m labtools.browser ensure
 
 site: setup
 	$(VENV)/bin/mkdocs build --strict --quiet
 
 serve: site
-	$(PY) tools/serve.py --root site --port $(PORT)
+	$(PY) -m labtools.serve --root site --port $(PORT)
 
 # Live-reloading authoring server (rebuilds on edits).
 dev: setup
@@ -62,13 +62,14 @@ bench: site browser $(STAMPS)/peer
 
 # Validate scenario files: `make check-scenarios` (all) or FILES="scenarios/x.yaml".
 check-scenarios: $(STAMPS)/venv
-	$(PY) build/check_scenarios.py $(FILES)
+	$(PY) -m labsite.check_scenarios $(FILES)
 
-# The model against every published figure (published.yaml and content/validation/end_to_end.yaml),
-# and the calibration fits reproduced.
+# The validation table (every published figure in content/validation/ and scenarios/, the same
+# rows as the site's "Model vs published runs" page, each with its tolerance), then the
+# calibration fits reproduced.
 validation: $(STAMPS)/venv
-	$(PY) tests/model/validation_report.py
-	$(PY) tests/model/fit_calibration.py
+	$(PY) -m labtools.validation_report
+	$(PY) -m labtools.fit_calibration
 
 clean:
 	rm -rf site $(STAMPS) .pytest_cache .cache

@@ -3,7 +3,7 @@
     python bench/bench_browser.py [--site DIR] [--runs 5] [--moves 200] [--json FILE]
 
 Builds the site into a temporary directory (unless ``--site`` names a built
-one), serves it with tools/serve.py and drives the Chromium tools/browser.py
+one), serves it with labtools.serve and drives the Chromium labtools.browser
 chooses. Figures (milliseconds from navigation start unless said otherwise):
 
 - first precomputed paint: first-contentful-paint, and when ``#lab-app`` (with the
@@ -32,11 +32,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from labtools.browser import LAUNCH_ARGS, executable_path
+from labtools.serve import serve_in_thread
 
-from browser import LAUNCH_ARGS, executable_path  # noqa: E402
-from serve import serve_in_thread  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TIMEOUT_MS = 120_000
 

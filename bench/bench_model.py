@@ -14,12 +14,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-
-from cases import bench_cases  # noqa: E402
-from lab_core import Parallelism, Workload, evaluate  # noqa: E402
+from cases import bench_cases  # bench/ is the script's own folder
+from lab_core import Parallelism, Workload, evaluate
 
 GPU_NAMES = {"a100_80gb": "a100-sxm-80gb", "h100_80gb": "h100-sxm-80gb"}
 

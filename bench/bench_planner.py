@@ -17,13 +17,10 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, HERE)
+import planner_timing  # bench/ is the script's own folder
+from planner_cases import PLANNER_CASES
 
-from planner_cases import PLANNER_CASES  # noqa: E402
-import planner_timing  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _evaluate_cases():
@@ -48,7 +45,6 @@ def run_pyodide(repeat):
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is required for --pyodide")
-    sys.path.insert(0, os.path.join(ROOT, "build"))
     from labsite.assets import python_zip_bytes
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,7 @@
 """The fixed 50 workloads bench_planner.py (CPython) and node_bench.mjs (Pyodide) time.
 
 Plain data: the five sanity workloads of the planner issue and 1T on 8 GPUs first, then
-44 drawn once (seed 20240601) log-uniformly over the slider ranges of DESIGN.md, with
+44 drawn once (seed 20240601) log-uniformly over the slider ranges of lab_core.inputs, with
 a GPU preset other than the default in ~30% and flash attention off in ~20%.
 """
 

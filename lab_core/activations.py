@@ -89,6 +89,15 @@ def first_stage_bytes(per_layer, layers, p, micro_batches, v=1):
     return per_layer * (layers / p) * in_flight * interleave_multiplier(p, v)
 
 
+def moe_dispatch_bytes(s, b, h, t, sequence_parallel, routed_copies):
+    """Token copies a mixture-of-experts layer keeps for its backward: each
+    token's hidden state permuted to its k experts, 2 bytes per value
+    (Megatron-Core's token dispatcher, arXiv:2504.14960 Sec 3.1); with sequence
+    parallelism each tensor-parallel rank dispatches only its own s / t tokens."""
+    copies = 2.0 * float(s) * b * h * routed_copies
+    return copies / t if sequence_parallel else copies
+
+
 def embedding_dropout_bytes(s, b, h, t, in_flight, dropout=True):
     """The embedding dropout mask of the in-flight micro-batches on the first
     stage: s b h p / t bytes (arXiv:2205.05198 Sec 4.2.3; none without dropout)."""

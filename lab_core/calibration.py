@@ -1,66 +1,94 @@
 """Every constant the model did not derive from a formula — in one place.
 
 Each entry says where it comes from and whether it is *calibrated* (fitted to
-a measured figure in shared/validation/published.yaml) or a *teaching
+a measured figure in content/validation/published.yaml) or a *teaching
 assumption* (a round, defensible value a reader may change in their head).
-The fits are reproduced by tests/model/fit_calibration.py.
+The fits are reproduced by tools/fit_calibration.py.
 """
 
 # --- Compute -------------------------------------------------------------
 
 # Fraction of peak dense 16-bit FLOP/s a large transformer GEMM reaches.
-# CALIBRATED (a100_80gb): least-squares fit of the per-layer forward/backward
+# a100_80gb: CALIBRATED, least-squares fit of the per-layer forward/backward
 # times of the 22B model in Korthikanti et al. arXiv:2205.05198 Table 4
-# (5 rows x fwd/bwd), jointly with the three constants below.
-# TEACHING ASSUMPTION (h100/h200/b200): the A100 value scaled by 0.80, the
-# ratio of the best published Megatron MFU on H100 (~47%, Megatron-LM README
-# weak-scaling table) to that on A100 (~56%, arXiv:2205.05198 Table 5).
+# (5 rows x fwd/bwd), jointly with the element-wise constants below.
+# Hopper and Blackwell: derived from the FP8 fit below by the ratio of the
+# best achievable matmul efficiency in 16-bit and in FP8 measured on the same
+# GPU (stas00/ml-engineering compute/accelerator "Maximum Achievable Matmul
+# FLOPS": H100 80.3% bf16 vs 70.9% fp8; B200 77.6% vs 76.3%), so no 16-bit
+# run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.56,
-    "h800_80gb": 0.56,
-    "h200_141gb": 0.56,
-    "b200_192gb": 0.56,
+    "h100_80gb": 0.663,
+    "h800_80gb": 0.663,
+    "h200_141gb": 0.663,
+    "b200_192gb": 0.559,
 }
 
-# GEMM efficiency depends on the GEMM's size: a GEMM with few rows (tokens
-# of one micro-batch on one GPU, b s / cp) or a narrow sharded dimension
-# (h / t) fills the tensor cores less. Efficiency =
-#   GEMM_EFFICIENCY / (1 + GEMM_TOKEN_SCALE / tokens + GEMM_WIDTH_SCALE / (h / t)).
-# a100: both scales 0 (the Table 4 fit above is one size; the 2021-2023 runs
-# it predicts are out of sample). Others: see the fit in tools/fit_calibration.py.
+# GEMM efficiency depends on the GEMM's size: few rows (tokens of one
+# micro-batch on one GPU, b s / cp) or a narrow weight dimension on the GPU
+# (its smaller side after tensor parallelism) fill the tensor cores less.
+# Efficiency = E / (1 + GEMM_TOKEN_SCALE / tokens + GEMM_WIDTH_SCALE / width).
+# CALIBRATED (Hopper, Blackwell): log least-squares fit to DeepGEMM's FP8 GEMM
+# throughput on H800 by shape at M = 4,096 rows (deepseek-ai/DeepGEMM README,
+# "Normal GEMMs for dense models", commit a9967bc; 6 shapes, rms 5%); the same
+# shape dependence is assumed in 16-bit and on B200. a100: 0 (one size, above).
 GEMM_TOKEN_SCALE = {
     "a100_80gb": 0.0,
-    "h100_80gb": 0.0,
-    "h800_80gb": 0.0,
-    "h200_141gb": 0.0,
-    "b200_192gb": 0.0,
+    "h100_80gb": 157.0,
+    "h800_80gb": 157.0,
+    "h200_141gb": 157.0,
+    "b200_192gb": 157.0,
 }
 GEMM_WIDTH_SCALE = {
     "a100_80gb": 0.0,
-    "h100_80gb": 0.0,
-    "h800_80gb": 0.0,
-    "h200_141gb": 0.0,
-    "b200_192gb": 0.0,
+    "h100_80gb": 556.0,
+    "h800_80gb": 556.0,
+    "h200_141gb": 556.0,
+    "b200_192gb": 556.0,
 }
 
-# Fraction of the FP8 dense peak FP8 transformer GEMMs reach (before the size
-# terms above), including the casts and scaling FP8 adds around them.
+# Fraction of the FP8 dense peak FP8 transformer GEMMs reach before the size
+# terms above, casts and scaling included. CALIBRATED (tools/fit_modern_stack.py,
+# jointly with ATTENTION_EFFICIENCY, COMM_CONTENTION and the torch_native
+# factors): log least-squares over the in-sample groups of
+# content/validation/end_to_end.yaml - NeMo 24.07 on H100 (12 runs), NeMo 25.02
+# on B200 (6; the b200 value), NeMo's long-sequence table (6) and llm-foundry
+# on H100 (77). Every other modern group is out of sample.
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.40,
-    "h800_80gb": 0.40,
-    "h200_141gb": 0.40,
-    "b200_192gb": 0.40,
+    "h100_80gb": 0.586,
+    "h800_80gb": 0.586,
+    "h200_141gb": 0.586,
+    "b200_192gb": 0.550,
 }
 
 # Fraction of the 16-bit dense peak a flash-attention kernel reaches on the
-# causal half it computes (FlashAttention-2/3, arXiv:2307.08691, arXiv:2407.08608).
+# causal half it computes (FlashAttention-2/3, arXiv:2307.08691, arXiv:2407.08608;
+# Transformer Engine's fused attention). a100: the GEMM value (the 2021 A100
+# rows run without flash attention). Others: CALIBRATED with FP8_GEMM_EFFICIENCY.
 ATTENTION_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.50,
-    "h800_80gb": 0.50,
-    "h200_141gb": 0.50,
-    "b200_192gb": 0.50,
+    "h100_80gb": 0.365,
+    "h800_80gb": 0.365,
+    "h200_141gb": 0.365,
+    "b200_192gb": 0.365,
+}
+
+# The software stack's kernels: factors on the GEMM and element-wise rates
+# (compute) and on the attention rate above; 1 for Megatron-Core with
+# Transformer Engine and for the 2021 stack the A100 fit describes.
+# torch_native (torchtitan, FSDP, torch.compile, PyTorch's flash attention):
+# CALIBRATED with FP8_GEMM_EFFICIENCY on llm-foundry's runs (torchtitan's are
+# out of sample); its compute factor fits to 1.00, its attention to 0.49.
+STACK_COMPUTE_EFFICIENCY = {
+    "modern": 1.0,
+    "torch_native": 1.0,
+    "megatron_lm_2021": 1.0,
+}
+STACK_ATTENTION_EFFICIENCY = {
+    "modern": 1.0,
+    "torch_native": 0.493,
+    "megatron_lm_2021": 1.0,
 }
 
 # Bytes of HBM traffic per byte of stored activation in the forward pass
@@ -124,8 +152,8 @@ TP_BACKWARD_OVERLAP = 0.0
 
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
-# hides behind by this many seconds.
-COMM_CONTENTION = 0.1
+# hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
+COMM_CONTENTION = 0.334
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -144,10 +172,27 @@ DP_BUCKET_BYTES = 100e6
 # ZeRO-3 rows of arXiv:2104.04473 Table 2 (175B and 530B on 384-2,240 A100s),
 # where the weight gathers are as long as the compute and so isolate how much
 # of them compute hides (content/validation/end_to_end.yaml, group
-# table2_zero3; tests/model/fit_calibration.py). Compute and NCCL share SMs and
+# table2_zero3; tools/fit_calibration.py). Compute and NCCL share SMs and
 # HBM, so well under half of a window hides traffic. The Megatron-style runs
 # are nearly insensitive to it (their mean error moves by 0.1 point from 0.8).
 DP_OVERLAP_FRACTION = 0.38
+
+# --- Mixture of experts -------------------------------------------------
+
+# Tokens an expert processes relative to a perfectly even share: the capacity
+# factor of GShard / Switch Transformer (arXiv:2101.03961 Sec 2.2). 1.0: the
+# published benchmarks force-balance routing and drop no token (Megatron-Bridge
+# performance summary footnote). TEACHING ASSUMPTION: real routing is uneven.
+MOE_CAPACITY_FACTOR = 1.0
+
+# Fraction of the expert-parallel all-to-all (token dispatch and combine) the
+# step waits for on the modern stacks; the rest overlaps other micro-batches'
+# compute (Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek-V3's
+# DualPipe, arXiv:2412.19437 Sec 3.2.1). The 2021 stack waits for all of it.
+# CALIBRATED: log least-squares on the two in-sample MoE runs of
+# content/validation/end_to_end.yaml (group moe_mbridge_h100: DeepSeek-V3 on
+# 1,024 and Qwen3-235B on 256 H100s, Megatron-Bridge); the other MoE runs are out of sample.
+MOE_ALLTOALL_EXPOSED = 0.38
 
 # --- Optimizer -----------------------------------------------------------
 

@@ -7,7 +7,7 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import model_flops, recompute_flops
+from .flops import shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
@@ -17,7 +17,8 @@ from .stack import is_modern
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "device", "precision", "modern", "tp_overlap", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
+                 "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -28,11 +29,14 @@ class WorkloadContext:
         shape = w.shape
         dev = w.device
         self.workload = w
+        self.shape = shape
         self.device = dev
         self.precision = w.precision
         self.modern = is_modern(w.stack)
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap
+        self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
+        self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads
@@ -46,7 +50,7 @@ class WorkloadContext:
         self.flash = w.flash_attention
         self.peak_flops = dev.peak_flops
         self.flops_rate = dev.peak_flops * cal.GEMM_EFFICIENCY[dev.id]
-        self.hbm_rate = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY
+        self.hbm_rate = dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY * cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.nvlink_rate = nvlink_busbw_bytes_per_s(dev)
         self.nic_rate = nic_bytes_per_s(w.inter_node_gbps)
         self.device_bytes = dev.memory_bytes
@@ -60,9 +64,9 @@ class WorkloadContext:
         self.training_tokens = w.training_tokens
         self.loader_tokens_per_s_per_node = w.loader_tokens_per_s_per_node
         self.storage_read_bytes_per_s = w.storage_read_gbps * 1e9
-        args = (w.batch_sequences, w.seq_len, shape.layers, shape.hidden)
-        self.model_flops = model_flops(*args, shape.vocab, shape.ffn_hidden, shape.kv_ratio)
-        self.recompute_flops = {mode: recompute_flops(*args, shape.ffn_hidden, shape.kv_ratio, mode, w.flash_attention)
+        self.model_flops = shape_model_flops(w.batch_sequences, w.seq_len, shape)
+        self.recompute_flops = {mode: shape_recompute_flops(w.batch_sequences, w.seq_len, shape, mode,
+                                                            w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
         self.failures = failure_figures(w.gpus, w.gpu_failures_per_hour, shape.params, w.checkpoint_storage_gbps,
                                         w.checkpoint_interval_min, w.restart_min)

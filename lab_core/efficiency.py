@@ -27,3 +27,52 @@ def gemm_rate(device, precision, tokens, width):
 def attention_rate(device):
     """Achieved FLOP/s of a flash-attention kernel (16-bit) on `device`."""
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
+
+
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp):
+    """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
+
+    The four weight matrices of a layer (shape.layer_matrix_params): the
+    fused query/key/value projection h x (1 + 2r) h, the output projection
+    h x h, and the MLP's two h x f matrices; tensor parallelism splits one
+    dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's width is its
+    smaller weight dimension on the GPU (the output projection's is h / t).
+    2 FLOPs per weight per token.
+    """
+    qkv = (1.0 + 2.0 * kv_ratio) * hidden
+    gemms = ((hidden * qkv / tp, min(hidden, qkv / tp)),
+             (hidden * hidden / tp, hidden / tp),
+             (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    total = 0.0
+    for weights, width in gemms:
+        # A loop, not sum(): Python 3.12 made sum() of floats compensated, and
+        # CPython 3.11 and Pyodide must give the same last digit.
+        total += 2.0 * tokens * weights / gemm_rate(device, precision, tokens, width)
+    return total
+
+
+def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep):
+    """Forward seconds of one mixture-of-experts layer's GEMMs on one GPU.
+
+    The attention projections as in a dense layer (layer_gemm_seconds), the
+    router (h x E, on every token), the shared experts split by tensor
+    parallelism like a dense MLP, and the routed experts: each token's k
+    experts run as grouped GEMMs on the ranks that hold them, whole (expert
+    tensor parallelism 1), on the tokens that rank's tensor-parallel slice
+    dispatched (tokens / t each), ep x tokens x k / E rows per expert.
+    """
+    qkv = (1.0 + 2.0 * kv_ratio) * hidden
+    f = experts.ffn_hidden
+    gemms = [(tokens, hidden * qkv / tp, min(hidden, qkv / tp)),
+             (tokens, hidden * hidden / tp, hidden / tp),
+             (tokens / tp, hidden * experts.count, min(hidden, experts.count))]
+    if experts.shared:
+        gemms.append((tokens, experts.shared * 2.0 * hidden * f / tp, min(hidden, f / tp)))
+    rows_per_expert = ep * tokens / tp * experts.per_token / experts.count
+    gemms.append((tokens / tp * experts.per_token, 2.0 * hidden * f, min(hidden, f), rows_per_expert))
+    total = 0.0
+    for gemm in gemms:
+        rows, weights, width = gemm[0], gemm[1], gemm[2]
+        shape_rows = gemm[3] if len(gemm) > 3 else rows
+        total += 2.0 * rows * weights / gemm_rate(device, precision, shape_rows, width)
+    return total

@@ -45,7 +45,7 @@ def evaluate(workload, parallelism):
     memory = memory_of(ctx, par, layout)
     micro_batch = micro_batch_times(ctx, par, layout)
     pipe = pipeline_times(micro_batch, par.pp, par.interleave)
-    sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.largest_stage_params)
+    sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.sync_params)
     step_s = micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
     rates = throughput(ctx, par.recompute, step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,

@@ -74,3 +74,41 @@ def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention
     if recompute == "selective" or flash_attention:
         return 3.0 * l * attention
     return 0.0
+
+
+def moe_layer_forward_flops(b, s, h, kv_ratio, experts):
+    """Forward FLOPs of one mixture-of-experts layer, split (GEMMs, attention core).
+
+    The attention GEMMs and core as in a dense layer; the router's h x E
+    projection; and each token's top-k routed plus shared experts, 2 h f_e
+    weights each (arXiv:2101.03961 Sec 2: compute per token follows the
+    experts it uses, not the experts there are).
+    """
+    attention_matrices = (2.0 + 2.0 * kv_ratio) * h * h
+    used = experts.used_per_token * 2.0 * h * experts.ffn_hidden
+    gemm = 2.0 * b * s * (attention_matrices + h * experts.count + used)
+    return gemm, 4.0 * b * s * s * h
+
+
+def shape_model_flops(B, s, shape):
+    """model_flops for any shape: its dense layers by Eq 7 generalised and,
+    with experts, its MoE layers by moe_layer_forward_flops (3 x forward)."""
+    experts = shape.experts
+    if experts is None:
+        return model_flops(B, s, shape.layers, shape.hidden, shape.vocab, shape.ffn_hidden, shape.kv_ratio)
+    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio)
+    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts)
+    per_pass = (experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)
+                + logits_forward_flops(B, s, shape.hidden, shape.vocab))
+    return 3.0 * per_pass
+
+
+def shape_recompute_flops(B, s, shape, recompute, flash_attention):
+    """recompute_flops for any shape (full recompute replays each layer's forward)."""
+    experts = shape.experts
+    if experts is None or recompute != "full":
+        return recompute_flops(B, s, shape.layers, shape.hidden, shape.ffn_hidden, shape.kv_ratio, recompute,
+                               flash_attention)
+    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio)
+    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts)
+    return experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)

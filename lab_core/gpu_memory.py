@@ -11,67 +11,104 @@ Sources: ZeRO sharding, arXiv:1910.02054 Sec 5 (memory.model_state_parts);
 activations, arXiv:2205.05198 Table 2 and Eq 5 (activations.py); the
 recompute working set, arXiv:1604.06174 Sec 4 (activations.working_bytes).
 """
-from .activations import (embedding_dropout_bytes, interleave_multiplier, output_layer_bytes, per_layer_bytes,
-                          working_bytes)
+from . import calibration as cal
+from .activations import (embedding_dropout_bytes, interleave_multiplier, moe_dispatch_bytes, output_layer_bytes,
+                          per_layer_bytes, working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
 
 
 class MemoryBreakdown:
     """Bytes on the most loaded GPU, by part; `stage` says which stage that is.
-    largest_stage_params: the most parameters any stage's GPU holds (it syncs
-    the most gradients, and every stage syncs at once)."""
+    sync_params: (shared, expert) parameters of the stage whose GPU holds the
+    most (it syncs the most gradients, and every stage syncs at once)."""
 
-    __slots__ = ("stage", "params_per_gpu", "largest_stage_params", "weights", "gradients", "optimizer", "activations",
+    __slots__ = ("stage", "params_per_gpu", "sync_params", "weights", "gradients", "optimizer", "activations",
                  "activations_per_layer", "activations_working", "total")
 
 
 class Stage:
-    """One kind of pipeline stage: its layers, the index that sets its in-flight
+    """One kind of pipeline stage: its layers (`dense` of them with a dense MLP,
+    the rest mixture-of-experts), the index that sets its in-flight
     micro-batches (p - index under 1F1B), and whether it holds the embedding or
     the output layer."""
 
-    __slots__ = ("kind", "layers", "index", "embedding", "output")
+    __slots__ = ("kind", "layers", "dense", "index", "embedding", "output")
 
-    def __init__(self, kind, layers, index, embedding, output):
+    def __init__(self, kind, layers, index, embedding, output, dense):
         self.kind, self.layers, self.index, self.embedding, self.output = kind, layers, index, embedding, output
+        self.dense = dense
+
+    @property
+    def moe(self):
+        return self.layers - self.dense
 
 
-def stages(pp, first_layers, middle_layers, last_layers):
-    """The stage kinds worth costing: first, second (the heaviest middle one) and last."""
+def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None):
+    """The stage kinds worth costing: first, second (the heaviest middle one) and last.
+
+    dense_layers: how many of the model's leading layers have a dense MLP
+    (None: all of them); they sit on the first stages in order.
+    """
+    total = first_layers + max(pp - 2, 0) * middle_layers + (last_layers if pp > 1 else 0)
+    dense = total if dense_layers is None else dense_layers
     if pp == 1:
-        return (Stage("first", first_layers, 0, True, True),)
-    out = [Stage("first", first_layers, 0, True, False)]
+        return (Stage("first", first_layers, 0, True, True, min(dense, first_layers)),)
+    out = [Stage("first", first_layers, 0, True, False, min(dense, first_layers))]
     if pp > 2:
-        out.append(Stage("middle", middle_layers, 1, False, False))
-    out.append(Stage("last", last_layers, pp - 1, False, True))
+        out.append(Stage("middle", middle_layers, 1, False, False, min(max(dense - first_layers, 0), middle_layers)))
+    out.append(Stage("last", last_layers, pp - 1, False, True, max(0, dense - (total - last_layers))))
     return tuple(out)
 
 
-def stage_params(ctx, tp, stage, pp):
-    """Parameters on one GPU of a stage: its layers split t ways by tensor
-    parallelism (arXiv:1909.08053 Sec 3; layernorm weights, replicated, are
-    counted as split - a <0.1% error), plus the vocabulary-parallel token
-    embedding V h / t and the position embedding s h on the first stage
-    (arXiv:2104.04473 Eq 2 counts both) and the output layer V h / t on the
-    last (a single stage reuses the tied embedding)."""
-    params = stage.layers * ctx.layer_params / tp
+def stage_params(ctx, tp, stage, pp, ep=1):
+    """(shared, expert) parameters on one GPU of a stage.
+
+    Shared: its layers split t ways by tensor parallelism (arXiv:1909.08053
+    Sec 3; layernorm weights, replicated, are counted as split - a <0.1%
+    error), plus the vocabulary-parallel token embedding V h / t and the
+    position embedding s h on the first stage (arXiv:2104.04473 Eq 2 counts
+    both) and the output layer V h / t on the last (a single stage reuses the
+    tied embedding). A mixture-of-experts layer's attention, router and shared
+    experts are shared too. Expert: its routed experts split ep ways by expert
+    parallelism, whole experts on each GPU (expert tensor parallelism 1, as
+    Megatron-Core's parallel folding allows, arXiv:2504.14960 Sec 3.2).
+    """
+    shape = ctx.shape
+    shared = stage.dense * shape.layer_params / tp
+    expert = 0.0
+    if stage.moe:
+        shared += stage.moe * shape.moe_layer_shared_params / tp
+        expert = stage.moe * shape.experts.routed_params / ep
     if stage.embedding:
-        params += ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
+        shared += ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
     if stage.output and pp > 1:
-        params += ctx.vocab * ctx.hidden / tp
-    return params
+        shared += ctx.vocab * ctx.hidden / tp
+    return shared, expert
 
 
-def state_parts(ctx, tp, params, shard_ranks, zero):
-    """(weights, gradients, optimizer) bytes of `params` parameters sharded over
-    shard_ranks by ZeRO. ZeRO-3 keeps two layers' gathered 16-bit weights in
-    flight (the current one and the prefetched next, as DeepSpeed and FSDP
-    prefetch), never more than the unsharded weights."""
+def state_parts(ctx, tp, params, shard_ranks, zero, expert_params=0.0, expert_shard_ranks=1, ep=1):
+    """(weights, gradients, optimizer) bytes of `params` shared parameters
+    sharded over shard_ranks by ZeRO and `expert_params` expert parameters
+    sharded over expert_shard_ranks (the ranks holding the same experts).
+    ZeRO-3 keeps two layers' gathered 16-bit weights in flight (the current
+    one and the prefetched next, as DeepSpeed and FSDP prefetch), never more
+    than the unsharded weights."""
     weights, grads, optimizer = model_state_parts(params, ctx.state_bytes, shard_ranks, zero)
-    if zero >= 3 and shard_ranks > 1:
-        in_flight = 2.0 * WEIGHT_BYTES * ctx.layer_params / tp
-        weights += min(in_flight, WEIGHT_BYTES * params - weights)
+    if expert_params:
+        w, g, o = model_state_parts(expert_params, ctx.state_bytes, expert_shard_ranks, zero)
+        weights, grads, optimizer = weights + w, grads + g, optimizer + o
+    if zero >= 3 and (shard_ranks > 1 or expert_shard_ranks > 1):
+        in_flight = 2.0 * WEIGHT_BYTES * largest_layer_params(ctx.shape, tp, ep)
+        weights += min(in_flight, WEIGHT_BYTES * (params + expert_params) - weights)
     return weights, grads, optimizer
+
+
+def largest_layer_params(shape, tp, ep):
+    """Parameters of the largest layer one GPU holds (ZeRO-3 gathers a layer at a time)."""
+    if shape.experts is None:
+        return shape.layer_params / tp
+    moe = shape.moe_layer_shared_params / tp + shape.experts.routed_params / ep
+    return max(shape.layer_params / tp, moe)
 
 
 def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micro_batch, micro_batches, interleave):
@@ -88,8 +125,13 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
     b, h, a, f, r, drop = micro_batch, ctx.hidden, ctx.heads, ctx.ffn_hidden, ctx.kv_ratio, ctx.dropout
     per_layer = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop)
     working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop)
+    layers = stage.dense * per_layer
+    if stage.moe:
+        moe_layer, moe_working = moe_layer_activations(ctx, tokens, b, tp, sp, recompute)
+        layers += stage.moe * moe_layer
+        per_layer, working = max(per_layer, moe_layer), max(working, moe_working)
     in_flight = min(pp - stage.index, micro_batches)
-    total = per_layer * stage.layers * in_flight * interleave_multiplier(pp, interleave)
+    total = layers * in_flight * interleave_multiplier(pp, interleave)
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, drop)
     if stage.output:
@@ -97,22 +139,50 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
     return per_layer, total + working, working
 
 
+def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
+    """(stored, working set) bytes of one mixture-of-experts layer: a dense
+    layer whose MLP is as wide as the experts each token uses (top-k routed
+    x calibration.MOE_CAPACITY_FACTOR, plus the shared ones), plus the
+    dispatched token copies (activations.moe_dispatch_bytes)."""
+    experts = ctx.shape.experts
+    routed = experts.per_token * cal.MOE_CAPACITY_FACTOR
+    width = (routed + experts.shared) * experts.ffn_hidden
+    h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
+    stored = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop)
+    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop)
+    if recompute != "full":
+        stored += moe_dispatch_bytes(tokens, b, h, tp, sp, routed)
+    return stored, working
+
+
 def memory_of(ctx, par, layout):
     """MemoryBreakdown of the most loaded GPU for Parallelism `par` (its Layout from check_layout)."""
     best = None
-    largest = 0.0
+    largest = (0.0, 0.0)
     shard = par.shard_ranks * par.cp
-    for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
+    experts = ctx.shape.experts
+    dense = None if experts is None else experts.dense_layers
+    for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers, dense):
         mem = MemoryBreakdown()
         mem.stage = stage.kind
-        mem.params_per_gpu = stage_params(ctx, par.tp, stage, par.pp)
-        mem.weights, mem.gradients, mem.optimizer = state_parts(ctx, par.tp, mem.params_per_gpu, shard, par.zero)
+        shared, expert = stage_params(ctx, par.tp, stage, par.pp, par.ep)
+        mem.params_per_gpu = shared + expert
+        mem.weights, mem.gradients, mem.optimizer = state_parts(ctx, par.tp, shared, shard, par.zero, expert,
+                                                                expert_shard_ranks(par), par.ep)
         mem.activations_per_layer, mem.activations, mem.activations_working = stage_activations(
             ctx, par.tp, par.cp, par.pp, stage, par.recompute, par.sequence_parallel, par.micro_batch,
             layout.micro_batches, par.interleave)
         mem.total = mem.weights + mem.gradients + mem.optimizer + mem.activations
-        largest = max(largest, mem.params_per_gpu)
+        if shared + expert > largest[0] + largest[1]:
+            largest = (shared, expert)
         if best is None or mem.total > best.total:
             best = mem
-    best.largest_stage_params = largest
+    best.sync_params = largest
     return best
+
+
+def expert_shard_ranks(par):
+    """GPUs holding the same experts: the tp x cp x dp ranks of a stage fold into
+    ep expert-parallel groups (arXiv:2504.14960 Sec 3.2), so tp cp dp / ep of
+    them hold each expert; ZeRO shards its state over them."""
+    return par.tp * par.cp * par.dp // par.ep

@@ -2,7 +2,7 @@
 
 Peak dense 16-bit tensor FLOP/s, HBM capacity and bandwidth, NVLink bandwidth
 per GPU in one direction, and GPUs per node. Sources: hw.a100 / hw.h100 in
-shared/validation/published.yaml (datasheet figures as used by Narayanan et
+content/validation/published.yaml (datasheet figures as used by Narayanan et
 al. arXiv:2104.04473 §5 and llm-analysis' gpu_configs); H200 and B200 from
 NVIDIA's product pages as quoted by the same tools (teaching presets).
 Capacities are decimal bytes (80 GB = 80e9 B), the conservative reading.

@@ -2,7 +2,7 @@
 
 One table, read by the model (validation), the build (slider markup, docs)
 and the page (through the JSON the build exports). Ranges follow the slider
-table of DESIGN.md; defaults are the teaching defaults named in the docs.
+table of ARCHITECTURE.md; defaults are the teaching defaults named in the docs.
 
 ``minimum``/``maximum`` are the slider range; ``limit_min``/``limit_max`` (in
 to_dict) are what validation accepts, wider for a few inputs.
@@ -66,7 +66,7 @@ def _advanced(name, unit, minimum, maximum, default, log_scale=False, integer=Fa
 
 
 INPUT_SPECS = (
-    # The six sliders (DESIGN.md table).
+    # The six sliders (ARCHITECTURE.md table).
     InputSpec("params", "parameters", 125e6, 2e12, 1.3e9),
     InputSpec("gpus", "GPUs", 1, 32768, 8, integer=True),
     # Published small-batch runs (arXiv:2205.05198 Table 3: 4 x 2048 tokens)
@@ -100,6 +100,14 @@ INPUT_SPECS = (
     # Dropout masks are part of Korthikanti's activation accounting; many recent
     # LLMs (Llama, arXiv:2302.13971) train without dropout.
     InputSpec("dropout", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # Mixture of experts (moe.py): routed experts (0 = a dense model), top-k,
+    # one expert's MLP inner size (0 = ffn_hidden), shared experts, leading dense layers.
+    _advanced("experts", "routed experts (0 = dense)", 0, 1024, 0, integer=True),
+    _advanced("experts_per_token", "experts per token (top-k)", 1, 64, 2, integer=True),
+    _advanced("expert_ffn_hidden", "one expert's MLP inner size (0 = ffn_hidden)", 64, 524288, 0, integer=True,
+              derive=True),
+    _advanced("shared_experts", "shared experts", 0, 16, 0, integer=True),
+    _advanced("dense_layers", "leading dense layers", 0, 64, 0, integer=True),
     # The software stack: what its communication overlaps (stack.py).
     InputSpec("stack", "stack id", None, None, STACKS[0], log_scale=False, slider=False, kind="choice",
               choices=STACKS),

@@ -207,10 +207,26 @@ def check_layout(workload, par):
     if par.interleave > 1 and micro_batches % par.pp:
         raise LabInputError("interleave", par.interleave, f"1, or micro-batches ({micro_batches}) a multiple of pp={par.pp}",
                             "inconsistent")
-    if par.ep > 1:
+    check_experts(shape.experts, par)
+    return Layout(micro_batches, first, middle, last)
+
+
+def check_experts(experts, par):
+    """Expert parallelism splits the routed experts evenly over ep GPUs, which
+    fold into the tp x cp x dp GPUs of a pipeline stage (Megatron-Core's MoE
+    parallel folding, arXiv:2504.14960 Sec 3.2), so ep may exceed dp."""
+    if par.ep == 1:
+        return
+    if experts is None:
         raise LabInputError("ep", par.ep, "1 for a dense model", "inconsistent",
                             "expert parallelism splits the experts of a mixture-of-experts model")
-    return Layout(micro_batches, first, middle, last)
+    if experts.count % par.ep:
+        raise LabInputError("ep", par.ep, f"a divisor of experts={experts.count}: {_divisors(experts.count)}",
+                            "inconsistent", "each GPU holds the same number of whole experts")
+    ranks = par.tp * par.cp * par.dp
+    if ranks % par.ep:
+        raise LabInputError("ep", par.ep, f"a divisor of tp x cp x dp = {ranks}: {_divisors(ranks)}", "inconsistent",
+                            "expert-parallel groups fold into a stage's tp x cp x dp GPUs")
 
 
 def plain_data_parallel(workload):

@@ -33,6 +33,8 @@ LAYOUT = (
         ("tp_comm_total_s", "tp_comm_total_s"),
         ("cp_comm_s", "cp_comm_s"),
         ("cp_comm_total_s", "cp_comm_total_s"),
+        ("ep_comm_s", "ep_comm_s"),
+        ("ep_comm_total_s", "ep_comm_total_s"),
         ("pp_p2p_s", "pp_p2p_s"),
         ("pp_p2p_total_s", "pp_p2p_total_s"),
         ("pipeline_bubble_s", "pipeline_bubble_s"),
@@ -136,6 +138,8 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.tp_comm_total_s = m * micro_batch.tp_comm_total
     r.cp_comm_s = m * micro_batch.cp_comm
     r.cp_comm_total_s = m * micro_batch.cp_comm_total
+    r.ep_comm_s = m * micro_batch.ep_comm
+    r.ep_comm_total_s = m * micro_batch.ep_comm_total
     r.pp_p2p_s = m * (pipe.steady - pipe.busy)
     r.pp_p2p_total_s = m * micro_batch.p2p
     r.pipeline_bubble_s = pipe.bubble

@@ -18,6 +18,7 @@ model counts two MLP matrices of h x ffn_hidden. Grouped-query attention
 import math
 
 from .errors import LabInputError
+from .moe import Experts, mlp_params
 
 DEFAULT_VOCAB = 51200
 HEAD_DIM = 128
@@ -92,9 +93,10 @@ class ModelShape:
     """The transformer's dimensions and parameter counts (plain attributes)."""
 
     __slots__ = ("layers", "hidden", "heads", "kv_heads", "kv_ratio", "ffn_hidden", "vocab", "seq_len",
-                 "layer_params", "embedding_params", "params", "derived")
+                 "layer_params", "embedding_params", "params", "derived", "experts", "moe_layer_params",
+                 "moe_layer_shared_params", "active_params")
 
-    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None):
+    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None, experts=None):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
@@ -105,8 +107,22 @@ class ModelShape:
         self.seq_len = seq_len
         self.layer_params = float(params_per_layer(hidden, ffn_hidden, self.kv_ratio))
         self.embedding_params = float((vocab + seq_len) * hidden)
-        self.params = layers * self.layer_params + self.embedding_params
         self.derived = derived
+        self.experts = experts
+        if experts is None:
+            self.moe_layer_shared_params = self.moe_layer_params = 0.0
+            self.params = layers * self.layer_params + self.embedding_params
+            self.active_params = self.params
+            return
+        # A MoE layer: the dense layer without its MLP, plus the router and the
+        # shared experts (split like the rest), plus the routed experts.
+        attention = self.layer_params - mlp_params(hidden, ffn_hidden)
+        self.moe_layer_shared_params = attention + experts.router_params + experts.shared * experts.expert_params
+        self.moe_layer_params = self.moe_layer_shared_params + experts.routed_params
+        dense = experts.dense_layers * self.layer_params + self.embedding_params
+        self.params = dense + experts.moe_layers * self.moe_layer_params
+        self.active_params = dense + experts.moe_layers * (self.moe_layer_shared_params
+                                                           + experts.per_token * experts.expert_params)
 
     def to_dict(self):
         return {
@@ -117,13 +133,20 @@ class ModelShape:
             "ffn_hidden": self.ffn_hidden,
             "vocab": self.vocab,
             "params": self.params,
+            "active_params": self.active_params,
             "derived": list(self.derived),
+            "moe": None if self.experts is None else self.experts.to_dict(),
         }
 
 
 def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None,
-                 kv_heads=None):
-    """Fill in the absent dimensions by the rule in the module docstring."""
+                 kv_heads=None, moe=None):
+    """Fill in the absent dimensions by the rule in the module docstring.
+
+    moe: None for a dense model, else (experts, experts_per_token,
+    expert_ffn_hidden, shared_experts, dense_layers); an expert of inner size
+    0 is as large as the dense MLP (Mixtral's experts, arXiv:2401.04088 Sec 2).
+    """
     derived = []
     if not vocab:
         vocab = DEFAULT_VOCAB
@@ -170,4 +193,8 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         derived.append("heads")
     if kv_derived:
         derived.append("kv_heads")
-    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads)
+    experts = None
+    if moe is not None:
+        count, per_token, expert_ffn, shared, dense_layers = moe
+        experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers)
+    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts)

@@ -1,7 +1,7 @@
 """Software stacks and number formats: what a framework overlaps, and in what format it computes.
 
 STACKS (Workload.stack):
-- ``modern``: Megatron-Core / torchtitan style (2023 on). Data-parallel
+- ``modern``: Megatron-Core with Transformer Engine (NeMo, Megatron-Bridge; 2023 on). Data-parallel
   gradients are reduce-scattered bucket by bucket while the last
   micro-batch's backward runs, and the distributed optimizer's parameter
   all-gather runs under the next step's first forward (Megatron-Core
@@ -12,6 +12,11 @@ STACKS (Workload.stack):
   tensor-parallel collectives overlap the GEMMs around them where
   Workload.tp_comm_overlap is on (Transformer Engine userbuffers; torchtitan
   async TP); pipeline sends are asynchronous.
+- ``torch_native``: the PyTorch-native stack (torchtitan, FSDP/FSDP2 as in
+  llm-foundry/Composer, torch.compile, torchao float8). The same overlap as
+  ``modern``; its kernels (SDPA flash attention, compiled element-wise ops,
+  torchao casts) reach a different fraction of the GPU, fitted on its own
+  published runs (calibration.STACK_COMPUTE_EFFICIENCY, STACK_ATTENTION_EFFICIENCY).
 - ``megatron_lm_2021``: Megatron-LM as the 2021-2023 papers ran it (arXiv:2104.04473,
   arXiv:2205.05198, MegaScale's baseline arXiv:2402.15627): one calibrated
   overlap window for data-parallel traffic (calibration.DP_OVERLAP_FRACTION),
@@ -23,9 +28,10 @@ their own peak; attention, the output layer, optimizer state and gradient
 reduction stay in 16/32-bit, arXiv:2209.05433 Sec 4).
 """
 
-STACKS = ("modern", "megatron_lm_2021")
+STACKS = ("modern", "torch_native", "megatron_lm_2021")
 PRECISIONS = ("bf16", "fp8")
 
 
 def is_modern(stack):
-    return stack == "modern"
+    """Overlap derived from the schedule (both modern stacks), not the 2021 window."""
+    return stack != "megatron_lm_2021"

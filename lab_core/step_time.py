@@ -10,7 +10,8 @@ bubble (pipeline.bubble_time).
 """
 from . import calibration as cal
 from .comms import point_to_point_time
-from .efficiency import attention_rate, gemm_rate
+from .efficiency import attention_rate, gemm_rate, layer_gemm_seconds, moe_layer_gemm_seconds
+from .gpu_memory import stages
 from .pipeline import bubble_time
 from .timing import layer_times, logits_times
 
@@ -18,61 +19,135 @@ from .timing import layer_times, logits_times
 class MicroBatchTimes:
     """Seconds of one micro-batch on the bottleneck stage, by part.
 
-    tp_comm and cp_comm are what stays exposed; *_total what the collectives
-    take in all. layer_forward / layer_backward are one layer's compute (the
-    windows per-layer ZeRO-3 gathers hide behind); layers is the stage's count.
+    tp_comm, cp_comm and ep_comm (expert-parallel all-to-all) are what stays
+    exposed; *_total what the collectives take in all. layer_forward /
+    layer_backward are one layer's compute (the windows per-layer ZeRO-3
+    gathers hide behind); layers is the stage's count.
     """
 
     __slots__ = ("forward", "backward", "recompute", "tp_comm", "tp_comm_total", "cp_comm", "cp_comm_total",
-                 "p2p", "layer_forward", "layer_backward", "layers", "stage")
+                 "ep_comm", "ep_comm_total", "p2p", "layer_forward", "layer_backward", "layers", "stage")
 
     @property
     def busy(self):
         """Compute and exposed in-stage communication, the part sends can hide behind."""
-        return self.forward + self.backward + self.recompute + self.tp_comm + self.cp_comm
+        return self.forward + self.backward + self.recompute + self.tp_comm + self.cp_comm + self.ep_comm
+
+
+class _Kind:
+    """One kind of layer's per-micro-batch times (dense or mixture-of-experts)."""
+
+    __slots__ = ("times", "tp_exposed", "cp_total", "cp_exposed", "ep_total", "ep_exposed")
+
+    @property
+    def busy(self):
+        t = self.times
+        return t.forward + t.backward + t.recompute + self.tp_exposed + self.cp_exposed + self.ep_exposed
+
+
+def _layer_kind(ctx, par, ffn_hidden, gemm_s):
+    t, cp, b = par.tp, par.cp, par.micro_batch
+    s, h = ctx.seq_len, ctx.hidden
+    rate = gemm_rate(ctx.device, ctx.precision, b * s / cp, h / t) * ctx.compute_factor
+    flash_rate = attention_rate(ctx.device) * ctx.attention_factor if ctx.flash else None
+    sp = par.sequence_parallel and t > 1
+    kind = _Kind()
+    kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
+                             ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
+                             gemm_s / ctx.compute_factor)
+    kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
+    kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
+    kind.ep_total = kind.ep_exposed = 0.0
+    return kind
 
 
 def micro_batch_times(ctx, par, layout):
     """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
     t, cp, b = par.tp, par.cp, par.micro_batch
-    s, h = ctx.seq_len, ctx.hidden
-    tokens = b * s / cp
-    device = ctx.device
-    rate = gemm_rate(device, ctx.precision, tokens, h / t)
-    flash_rate = attention_rate(device) if ctx.flash else None
-    sp = par.sequence_parallel and t > 1
-    layer = layer_times(s, b, h, ctx.heads, ctx.ffn_hidden, t, sp, par.recompute, ctx.flash, rate,
-                        ctx.hbm_rate, ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp)
-    tp_exposed = tensor_parallel_exposed(ctx, layer, t, sp)
-    cp_total, cp_exposed = context_parallel_times(ctx, par, layer)
-    # The output layer stays in 16-bit (arXiv:2209.05433 Sec 4).
-    logits_rate = gemm_rate(device, "bf16", tokens, h / t)
-    logits = logits_times(s / cp, b, h, ctx.vocab, t, logits_rate, ctx.hbm_rate)
-    per_layer = layer.forward + layer.backward + layer.recompute + tp_exposed + cp_exposed
-    # The last stage (a single stage is one) also runs the output layer and loss.
-    stages = [("last", layout.last_layers)]
-    if par.pp > 1:
-        stages += [("first", layout.first_layers)] + ([("middle", layout.middle_layers)] if par.pp > 2 else [])
+    h = ctx.hidden
+    tokens = b * ctx.seq_len / cp
+    experts = ctx.shape.experts
+    dense = _layer_kind(ctx, par, ctx.ffn_hidden,
+                        layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t))
+    moe = None
+    if experts is not None:
+        # A mixture-of-experts layer computes like a dense one whose MLP is as
+        # wide as the experts a token uses (moe.py), at the experts' own GEMM shapes.
+        width = experts.used_per_token * experts.ffn_hidden
+        moe = _layer_kind(ctx, par, width, moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, h,
+                                                                  ctx.kv_ratio, t, experts, par.ep))
+        moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
+    logits = output_layer_times(ctx, t, cp, b)
     best = None
-    for stage, layers in stages:
-        busy = layers * per_layer + (logits[0] + logits[1] if stage == "last" else 0.0)
+    for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers,
+                        None if experts is None else experts.dense_layers):
+        busy = stage.dense * dense.busy + (stage.moe * moe.busy if stage.moe else 0.0)
+        if stage.output:
+            busy += logits[0] + logits[1]
         if best is None or busy > best[0]:
-            best = (busy, stage, layers)
-    _, stage, layers = best
+            best = (busy, stage)
+    stage = best[1]
+    kinds = ((stage.dense, dense),) + (((stage.moe, moe),) if stage.moe else ())
     mb = MicroBatchTimes()
-    mb.stage, mb.layers = stage, layers
-    on_last = stage == "last"
-    mb.forward = layers * layer.forward + (logits[0] if on_last else 0.0)
-    mb.backward = layers * layer.backward + (logits[1] if on_last else 0.0)
-    mb.recompute = layers * layer.recompute
-    mb.tp_comm = layers * tp_exposed
-    mb.tp_comm_total = layers * layer.tp_comm
-    mb.cp_comm = layers * cp_exposed
-    mb.cp_comm_total = layers * cp_total
-    mb.layer_forward = layer.forward
-    mb.layer_backward = layer.backward + layer.recompute
+    mb.stage, mb.layers = stage.kind, stage.layers
+    mb.forward = (logits[0] if stage.output else 0.0)
+    mb.backward = (logits[1] if stage.output else 0.0)
+    mb.recompute = mb.tp_comm = mb.tp_comm_total = mb.cp_comm = mb.cp_comm_total = 0.0
+    mb.ep_comm = mb.ep_comm_total = 0.0
+    for count, kind in kinds:
+        mb.forward += count * kind.times.forward
+        mb.backward += count * kind.times.backward
+        mb.recompute += count * kind.times.recompute
+        mb.tp_comm += count * kind.tp_exposed
+        mb.tp_comm_total += count * kind.times.tp_comm
+        mb.cp_comm += count * kind.cp_exposed
+        mb.cp_comm_total += count * kind.cp_total
+        mb.ep_comm += count * kind.ep_exposed
+        mb.ep_comm_total += count * kind.ep_total
+    heavier = moe if stage.moe else dense
+    mb.layer_forward = heavier.times.forward
+    mb.layer_backward = heavier.times.backward + heavier.times.recompute
     mb.p2p = pipeline_send_time(ctx, par)
     return mb
+
+
+def expert_alltoall_times(ctx, par):
+    """(total, exposed) seconds of one mixture-of-experts layer's all-to-alls, one micro-batch.
+
+    Each token's hidden state goes to the ranks of its k experts and comes
+    back (dispatch and combine), forward and backward, again in a full
+    recompute (arXiv:2006.16668 GShard Sec 3.2): per all-to-all a rank sends
+    its tokens / t (sequence-parallel slice) x k x h 16-bit values, (ep - 1)/ep
+    of them to other ranks. The expert-parallel group is ep consecutive ranks
+    (Megatron-Core's folding, arXiv:2504.14960 Sec 3.2): inside one node over
+    NVLink, beyond it the remote share crosses the NICs.
+    """
+    ep = par.ep
+    if ep == 1:
+        return 0.0, 0.0
+    experts = ctx.shape.experts
+    local = par.micro_batch * ctx.seq_len / par.cp / par.tp
+    leaving = 2.0 * local * experts.per_token * ctx.hidden * (ep - 1.0) / ep
+    local_peers = min(ep, ctx.gpus_per_node) - 1.0
+    # NCCL runs the peers' transfers at once: each link carries its share at
+    # the bus bandwidth of that share's size.
+    intra = point_to_point_time(leaving * local_peers / (ep - 1.0), ctx.nvlink_rate)
+    inter = point_to_point_time(leaving * (ep - 1.0 - local_peers) / (ep - 1.0), ctx.nic_rate)
+    one = intra if intra > inter else inter
+    count = 6.0 if par.recompute == "full" else 4.0
+    total = count * one
+    if not ctx.modern:
+        return total, total
+    exposed = cal.MOE_ALLTOALL_EXPOSED * total
+    return total, exposed + cal.COMM_CONTENTION * (total - exposed)
+
+
+def output_layer_times(ctx, tp, cp, micro_batch):
+    """(forward, backward) seconds of the output layer and loss for one micro-batch
+    (timing.logits_times). It stays in 16-bit (arXiv:2209.05433 Sec 4)."""
+    tokens = micro_batch * ctx.seq_len / cp
+    rate = gemm_rate(ctx.device, "bf16", tokens, ctx.hidden) * ctx.compute_factor
+    return logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
 
 
 def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel):

@@ -11,6 +11,7 @@ Every second hidden slows compute by calibration.COMM_CONTENTION.
 """
 from . import calibration as cal
 from .comms import group_time
+from .gpu_memory import largest_layer_params
 from .memory import WEIGHT_BYTES
 
 
@@ -20,11 +21,12 @@ class SyncTimes:
     __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link")
 
 
-def gradient_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
-    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times."""
+def gradient_sync(ctx, par, micro_batches, mb, pipe, sync_params):
+    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times;
+    sync_params: (shared, expert) parameters of the GPU that syncs the most."""
     if ctx.modern:
-        return modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
-    return legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu)
+        return modern_sync(ctx, par, micro_batches, mb, pipe, sync_params)
+    return legacy_sync(ctx, par, micro_batches, mb, pipe, sync_params[0] + sync_params[1])
 
 
 def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
@@ -66,53 +68,77 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
     return out
 
 
-def modern_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
+def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     """The modern stack's data-parallel traffic (module docstring).
 
-    Ranks that hold the same weights are the dp x cp data- and
+    Ranks that hold the same shared weights are the dp x cp data- and
     context-parallel GPUs; ZeRO shards over dp_shard x cp of them (all unless
     hybrid sharding), and hybrid sharding all-reduces each shard's gradients
     across the dp / dp_shard replicas once per step. Megatron-Core's rank
     order puts tensor parallelism innermost, then context, then data
-    parallelism (pipeline outermost), so gpus_per_node / (t cp) ... / t of a
-    data-parallel group share a node.
+    parallelism (pipeline outermost), so gpus_per_node / t of a data-parallel
+    group share a node. Routed experts sync over the GPUs holding the same
+    experts (gpu_memory.expert_shard_ranks), ep apart in rank order.
     """
+    shared, expert = sync_params
     ranks = par.dp * par.cp
     shard = par.shard_ranks * par.cp if par.zero >= 1 else ranks
-    replicas = ranks // shard
     per_node = ctx.gpus_per_node // par.tp if par.tp < ctx.gpus_per_node else 1
-    shard_per_node = min(per_node, shard)
     out = SyncTimes()
-    out.link = "none" if ranks == 1 else ("nvlink" if shard_per_node >= shard and replicas == 1 else "inter_node")
-    # The last micro-batch's backward, and with v chunks (v - 1)/v of the
-    # drain, during which finished chunks' gradient buckets can go.
-    backward_window = mb.backward + mb.recompute + (par.interleave - 1.0) / par.interleave * pipe.bubble
-    grads = params_per_gpu * ctx.grad_bytes
+    replicas = ranks // shard
+    out.link = "none" if ranks == 1 else ("nvlink" if min(per_node, shard) >= shard and replicas == 1 else "inter_node")
+    # The last micro-batch's backward. With v interleaved chunks the last
+    # group of p micro-batches runs its backward chunk by chunk (last chunk
+    # first, arXiv:2104.04473 Sec 2.2.2), so a chunk's gradients are final
+    # while the other chunks' backwards of that group still run: on average
+    # (v - 1)/v of p - 1 more micro-batches. The parameter all-gather hides
+    # behind the first group's forwards the same way.
+    group = 1.0 + (par.interleave - 1.0) / par.interleave * (par.pp - 1.0)
+    windows = (group * (mb.backward + mb.recompute), group * mb.forward)
+    out.dp_total = out.dp_exposed = out.zero_total = out.zero_exposed = 0.0
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
-            ctx, par, micro_batches, mb, shard, shard_per_node)
+            ctx, par, micro_batches, mb, shard, min(per_node, shard))
     else:
-        out.zero_total = out.zero_exposed = 0.0
-        out.dp_total = out.dp_exposed = 0.0
-        if shard > 1:
-            factor = 2.0 if par.zero == 0 else 1.0  # all-reduce, or reduce-scatter (arXiv:1910.02054 Sec 7.1)
-            reduce, reduce_bucket = bucket_times(ctx, grads, shard, shard_per_node, factor)
-            out.dp_total += reduce
-            out.dp_exposed += _exposed(reduce, reduce_bucket, backward_window)
-            if par.zero >= 1:
-                # The distributed optimizer all-gathers the updated 16-bit weights
-                # under the next step's first forward (--overlap-param-gather).
-                gather, gather_bucket = bucket_times(ctx, WEIGHT_BYTES * params_per_gpu, shard, shard_per_node, 1.0)
-                out.dp_total += gather
-                out.dp_exposed += _exposed(gather, gather_bucket, mb.forward)
+        _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows))
     if replicas > 1:
-        across, bucket = bucket_times(ctx, grads / shard, replicas, 1, 2.0)
-        out.dp_total += across
-        out.dp_exposed += _exposed(across, bucket, backward_window)
+        across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
+        _add(out, (across, _exposed(across, bucket, windows[0])))
+    if expert:
+        expert_ranks = par.tp * par.cp * par.dp // par.ep
+        expert_per_node = ctx.gpus_per_node // par.ep if par.ep < ctx.gpus_per_node else 1
+        _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
+                               windows))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
     out.dp_exposed += cal.COMM_CONTENTION * hidden
-    out.optimizer = optimizer_time(ctx, params_per_gpu, shard, par.zero)
+    out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
+    if expert:
+        out.optimizer += optimizer_time(ctx, expert, par.tp * par.cp * par.dp // par.ep, par.zero)
     return out
+
+
+def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows):
+    """(total, exposed) seconds of one step's gradient sync of `params`
+    parameters over `ranks` GPUs: an all-reduce (ZeRO-0) or a reduce-scatter
+    (ZeRO-1/2, arXiv:1910.02054 Sec 7.1) behind the backward window, and under
+    ZeRO-1/2 the distributed optimizer's all-gather of the updated 16-bit
+    weights behind the next step's first forward (--overlap-param-gather)."""
+    if ranks <= 1 or params <= 0.0:
+        return 0.0, 0.0
+    backward_window, forward_window = windows
+    factor = 2.0 if zero == 0 else 1.0
+    reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
+    total, exposed = reduce, _exposed(reduce, bucket, backward_window)
+    if zero >= 1:
+        gather, bucket = bucket_times(ctx, WEIGHT_BYTES * params, ranks, ranks_per_node, 1.0)
+        total += gather
+        exposed += _exposed(gather, bucket, forward_window)
+    return total, exposed
+
+
+def _add(out, times):
+    out.dp_total += times[0]
+    out.dp_exposed += times[1]
 
 
 def _exposed(total, bucket, window):
@@ -137,7 +163,7 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     """
     t = par.tp
     nvl, nic = ctx.nvlink_rate, ctx.nic_rate
-    layer = ctx.layer_params / t
+    layer = largest_layer_params(ctx.shape, t, par.ep)
     embedding = ctx.vocab * ctx.hidden / t + ctx.seq_len * ctx.hidden
     gather = group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0)
     reduce = group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0)
@@ -162,7 +188,8 @@ def fsdp_unhidden_gathers(ctx, tp, dp):
     shard_per_node = min(per_node, dp)
     layer = WEIGHT_BYTES * ctx.layer_params / tp
     embedding = WEIGHT_BYTES * (ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden)
-    return sum(group_time(size, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0) for size in (layer, embedding))
+    first = group_time(layer, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
+    return first + group_time(embedding, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
 
 
 def bucket_times(ctx, volume, ranks, ranks_per_node, factor):

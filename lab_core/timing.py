@@ -44,21 +44,23 @@ class LayerTimes:
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
                 flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True,
-                attention_rate=None, causal=False, cp=1):
+                attention_rate=None, causal=False, cp=1, gemm_seconds=None):
     """Per-layer times (see module docstring for the sources).
 
     flops_rate: achieved FLOP/s of the GEMMs; attention_rate: of the attention
     core (default flops_rate); causal: the attention kernel skips the masked
     half of the scores (FlashAttention's causal mode, arXiv:2307.08691 Sec 3.1);
     cp: context-parallel ranks sharing the sequence, each with s / cp tokens
-    (load-balanced, so each does 1/cp of the attention, Megatron-Core's CP).
+    (load-balanced, so each does 1/cp of the attention, Megatron-Core's CP);
+    gemm_seconds: the forward GEMMs' time when each runs at its own rate
+    (efficiency.layer_gemm_seconds), else GEMM FLOPs / flops_rate.
     """
     gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio)
     gemm /= t * cp
     attention /= t * cp
     if causal:
         attention *= 0.5
-    gemm_s = gemm / flops_rate
+    gemm_s = gemm / flops_rate if gemm_seconds is None else gemm_seconds
     attention_s = attention / (attention_rate or flops_rate)
     compute = gemm_s + attention_s
     tokens = s / cp

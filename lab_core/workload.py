@@ -83,6 +83,11 @@ class Workload:
     loader_tokens_per_s_per_node: float = _default("loader_tokens_per_s_per_node")
     flash_attention: bool = _default("flash_attention")
     dropout: bool = _default("dropout")
+    experts: int = _default("experts")
+    experts_per_token: int = _default("experts_per_token")
+    expert_ffn_hidden: int = None
+    shared_experts: int = _default("shared_experts")
+    dense_layers: int = _default("dense_layers")
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
@@ -91,7 +96,7 @@ class Workload:
         for f in fields(self):
             object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
-                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads)
+                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe())
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
@@ -101,6 +106,19 @@ class Workload:
                                 "inconsistent", f"{self.device.name} has no FP8 tensor cores")
         object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
         object.__setattr__(self, "_context_cache", {})
+
+    def _moe(self):
+        """The MoE part for derive_shape, or None for a dense model (after the field checks)."""
+        if not self.experts:
+            return None
+        if self.experts_per_token > self.experts:
+            raise LabInputError("experts_per_token", self.experts_per_token, f"1 … experts={self.experts}",
+                                "inconsistent", "a token cannot use more experts than there are")
+        if self.layers and self.dense_layers >= self.layers:
+            raise LabInputError("dense_layers", self.dense_layers, f"0 … layers - 1 = {self.layers - 1}",
+                                "inconsistent", "at least one layer must be a mixture of experts")
+        return (self.experts, self.experts_per_token, self.expert_ffn_hidden or 0, self.shared_experts,
+                self.dense_layers)
 
     @property
     def gpu_memory_bytes(self):

@@ -9,6 +9,7 @@ from html import escape
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.planner.assumptions import METER_THRESHOLDS
+from lab_core.planner.meters import METERS
 
 from .bars import memory_bar, time_bar
 from .diagram import render_mesh
@@ -18,8 +19,6 @@ from .plural import counted
 from .quantities import format_quantity
 from .schedule import render_schedule
 
-STAGE_IDS = ("single_gpu", "data_parallel", "zero_sharded", "tensor_pipeline", "full_3d", "at_scale")
-METER_NAMES = ("memory", "comms", "data", "activation", "fault")
 PLAN_KEYS = ("tp", "pp", "dp", "zero", "recompute", "sequence_parallel", "micro_batch", "micro_batches", "interleave")
 FIGURE_KEYS = ("tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "interruptions", "checkpoint",
                "optimal_checkpoint", "goodput")
@@ -109,7 +108,7 @@ def _meters(plan, report, catalog):
         "fault": lambda: texts["fault"].format(lost=fmt(plan["meters"]["fault"]["ratio"], "percent"), per_day=fmt(failures["interruptions_per_day"], "plain")),
     }
     meters = {}
-    for name in METER_NAMES:
+    for name in METERS:
         meter = plan["meters"][name]
         running = meter["level"] != "none"
         meters[name] = {
@@ -300,7 +299,7 @@ def _thresholds(catalog):
     """The threshold table (lab_core.planner.assumptions.METER_THRESHOLDS) in words:
     each meter's levels, their labels and where they start."""
     parts = []
-    for name in METER_NAMES:
+    for name in METERS:
         meter = METER_THRESHOLDS[name]
         labels = {level: catalog["meter_levels"][label] for level, label in meter["labels"].items()}
         parts.append(catalog["lab"]["threshold_item"].format(

@@ -1,18 +1,11 @@
 """Fixtures shared by every test folder."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from labtest import build_site, copy_tree  # tests/ is on sys.path (pytest.ini: pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "build", ROOT / "tools", ROOT / "tests"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from labtest import build_site  # noqa: E402  (needs tests/ on sys.path, set just above)
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +15,12 @@ def built_site(tmp_path_factory):
     result = build_site(target)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
     return target
+
+
+@pytest.fixture(scope="session")
+def tree_copy(tmp_path_factory):
+    """A copy of the repository to build with a file added or changed (a test undoes its change)."""
+    return copy_tree(tmp_path_factory.mktemp("tree") / "repo")
 
 
 @pytest.fixture(scope="session")

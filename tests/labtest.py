@@ -4,11 +4,17 @@ A plain module rather than conftest.py: several folders have their own
 conftest, and ``from conftest import`` would pick whichever was imported last.
 """
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from labsite.catalog import LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[1]
+# Left out of a copy of the tree: generated, installed, or not part of the site.
+_NOT_COPIED = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypothesis", ".stamps", "__pycache__",
+               "tests", "bench"}
 
 #: Pyodide boots in about 4 s on two idle cores; CI may be loaded.
 LIVE_TIMEOUT_MS = 120_000
@@ -27,6 +33,26 @@ def build_site(target, source_root=ROOT):
         env=env,
         check=False,
     )
+
+
+def language_dir(site, lang):
+    """Where a language's pages are in a built site: the default language at the root, others under it."""
+    return site if lang == LANGUAGES[0] else site / lang
+
+
+def page_html(site, lang, path):
+    """A built page's HTML (``path`` like ``lab/index.html``) in ``lang``."""
+    return (language_dir(site, lang) / path).read_text(encoding="utf-8")
+
+
+def copy_tree(target):
+    """A copy of the repository at ``target`` to build with changes (node_modules linked, not copied)."""
+    def ignore(folder, names):
+        return [n for n in names if n in _NOT_COPIED or n.endswith(".pyc")]
+
+    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
+    os.symlink(ROOT / "node_modules", target / "node_modules")
+    return target
 
 
 def wait_live(page):

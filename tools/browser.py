@@ -9,7 +9,7 @@ LAB_BROWSER chooses:
   playwright      Playwright's own downloaded Chromium.
 LAB_CHROMIUM=/path/to/chrome pins the executable.
 
-`python tools/browser.py ensure` installs what is missing; `python tools/browser.py path` prints the choice.
+`python -m labtools.browser ensure` installs what is missing; `python -m labtools.browser path` prints the choice.
 """
 import os
 import shutil

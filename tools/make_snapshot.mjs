@@ -11,7 +11,7 @@
 //   { heapBytes, heapLimitBytes, usedBytes, snapshotBytes, gzipBytes, modules, pyodideVersion, makeMs, restoreMs }
 // Exit status 2: the Python heap outgrew what a restore can take; 1: any other failure.
 //
-// Caveats (see TOOLCHAIN.md): the options are private to Pyodide; no JS object
+// Caveats (see ARCHITECTURE.md, "The lab in the browser"): the options are private to Pyodide; no JS object
 // may be handed into Python before the snapshot; files are not in the snapshot
 // (the worker unpacks the zip again), modules in sys.modules are.
 import { readFileSync, writeFileSync, renameSync } from "node:fs";

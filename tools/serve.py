@@ -1,6 +1,6 @@
 """Serve the built site on 127.0.0.1 with the MIME types the lab needs.
 
-`python tools/serve.py [--root site] [--port 8000]`. Pyodide's ``.wasm`` must be
+`python -m labtools.serve [--root site] [--port 8000]`. Pyodide's ``.wasm`` must be
 ``application/wasm`` and ``.mjs`` a JavaScript type, or the worker never boots.
 Used by `make serve` and by the browser tests (``make_server``).
 """

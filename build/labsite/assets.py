@@ -50,17 +50,14 @@ def copy_pyodide(site_dir):
         _copy_if_changed(source, site_dir / PYODIDE_DIR / name)
 
 
-_written_this_process = set()
-
-
-def write_python_zip(site_dir, data):
-    """Write the zip; remove zips of earlier builds (not ones this process
-    wrote: a page rendered moments ago may still point at one)."""
+def write_python_zip(site_dir, data, written):
+    """Write the zip; remove zips of earlier builds (not ones in ``written``,
+    the set of files this build wrote: each language's pages point at one)."""
     target = site_dir / PYZIP_DIR / python_zip_name(data)
     target.parent.mkdir(parents=True, exist_ok=True)
-    _written_this_process.add(target)
+    written.add(target)
     for stale in target.parent.glob("py.*.zip"):
-        if stale not in _written_this_process:
+        if stale not in written:
             os.remove(stale)
     if not target.exists() or target.read_bytes() != data:
         target.write_bytes(data)

@@ -9,13 +9,15 @@ import lab_core
 from lab_core import activations, comms, failures, flops, memory, pipeline
 from lab_core.calibration import GPU_FAILURES_PER_HOUR, INTER_NODE_EFFICIENCY
 
-GPT3 = dict(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=1536 * 2048,
-            layers=96, hidden=12288, heads=96, vocab=51200, gpu="a100_80gb")
+from .reference import gpt3, gpt3_workload
+
+# GPT-3 175B on 1,024 A100s (arXiv:2104.04473 Table 1's layout).
+GPT3_GPUS = 1024
 GPT3_LAYOUT = dict(tp=8, pp=8, dp=16, zero=0, recompute="full", sequence_parallel=False, micro_batch=1)
 
 
 def tensor_parallel():
-    workload = lab_core.Workload(**GPT3)
+    workload = lab_core.Workload(**gpt3_workload(gpus=GPT3_GPUS, gpu="a100_80gb"))
     report = lab_core.evaluate(workload, lab_core.Parallelism(**GPT3_LAYOUT))
     result = report.to_dict()
     return {
@@ -48,7 +50,7 @@ def pipeline_example():
 
 
 def three_d():
-    gpus, achieved, tokens, params = 1024, 140e12, 300e9, 175e9
+    gpus, achieved, tokens, params = GPT3_GPUS, 140e12, 300e9, gpt3()["params"]
     return {
         "gpus": (gpus, "count"),
         "achieved": (achieved, "flops"),
@@ -57,7 +59,8 @@ def three_d():
 
 
 def recompute():
-    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    model = gpt3()
+    s, b, h, a, t = model["seq_len"], 1, model["hidden"], model["heads"], 8
     return {
         "none": (activations.per_layer_bytes(s, b, h, a, t), "bytes"),
         "sp": (activations.per_layer_bytes(s, b, h, a, t, sequence_parallel=True), "bytes"),

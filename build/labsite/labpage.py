@@ -5,8 +5,10 @@ import yaml
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
+from lab_core.planner import STAGES
+from lab_core.planner.meters import METERS
 from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
-from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
+from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 
 from . import offline, snapshot
 from .paths import CONTENT
@@ -64,7 +66,8 @@ def _advanced_controls(layout, catalog, view, inputs):
     return controls
 
 
-def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href=""):
+def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href="",
+                  dev_server=False):
     """Everything the lab partial renders and embeds for one language.
 
     ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
@@ -81,13 +84,13 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         entry["label"] = catalog["input_labels"][slider["name"]]
         sliders.append(entry)
     advanced = _advanced_controls(layout, catalog, initial["view"], inputs)
-    stages = [{"id": stage, "short": catalog["stages"][stage]["short"]} for stage in STAGE_IDS]
+    stages = [{"id": stage, "short": catalog["stages"][stage]["short"]} for stage in STAGES]
     return {
         "lang": lang,
         "sliders": sliders,
         "advanced": advanced,
         "stages": stages,
-        "meter_names": METER_NAMES,
+        "meter_names": METERS,
         "plan_keys": PLAN_KEYS,
         "figure_keys": FIGURE_KEYS,
         "mesh_viewbox": MESH_VIEWBOX,
@@ -102,7 +105,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
             # boots cold when it is missing, stale or broken (labsite.snapshot).
             "snapshot": snapshot.current().page_config(root),
             # Service worker to register once the lab is live; None under mkdocs serve.
-            "serviceWorker": offline.page_config(root),
+            "serviceWorker": offline.page_config(root, dev_server),
             "session": config,
             "sliders": [{k: s[k] for k in ("name", "kind", "stops", "labels")} for s in sliders],
             "advanced": [{"name": a["name"], "control": a["control"]} for a in advanced],

@@ -17,6 +17,7 @@ precache list the build generates from the built tree.
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 SW_NAME = "sw.js"
@@ -29,32 +30,20 @@ DATE_STAMPED = {"sitemap.xml", "sitemap.xml.gz"}
 #: (py.<sha12>.zip, snapshot.<key12>.bin.gz, Material's bundle.<hash>.min.js).
 IMMUTABLE_JS = r"/\/assets\/pyodide\/|\.[0-9a-f]{8,}\.[^/]*$/"
 
-_state = {"command": None}
-
-
-def set_command(command):
-    """Record the MkDocs command (``build``, ``serve``, ``gh-deploy``); called from the ``on_startup`` hook."""
-    _state["command"] = command
-
-
-def is_dev_server():
-    return _state["command"] == "serve"
-
-
-def page_config(root):
+def page_config(root, dev_server):
     """The worker URL the lab page registers, or None under ``mkdocs serve``."""
-    return None if is_dev_server() else f"{root}{SW_NAME}"
+    return None if dev_server else f"{root}{SW_NAME}"
 
 
-_digests = {}
+@lru_cache(maxsize=4096)
+def _digest(path, size, mtime_ns):
+    """sha256 of a file, remembered while its size and modification time stay the same."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _file_digest(path):
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _digests:
-        _digests[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return _digests[key]
+    return _digest(str(path), stat.st_size, stat.st_mtime_ns)
 
 
 def site_files(site_dir):
@@ -168,9 +157,7 @@ self.addEventListener("activate", (event) => {
 """
 
 
-def service_worker_source(site_dir, dev=None):
-    if dev is None:
-        dev = is_dev_server()
+def service_worker_source(site_dir, dev):
     if dev:
         return _UNREGISTERING_WORKER % {"prefix": CACHE_PREFIX}
     version, files = precache(site_dir)
@@ -178,7 +165,7 @@ def service_worker_source(site_dir, dev=None):
     return _PRECACHING_WORKER % {"prefix": CACHE_PREFIX, "version": version, "files": listing, "immutable": IMMUTABLE_JS}
 
 
-def write_service_worker(site_dir, dev=None):
+def write_service_worker(site_dir, dev):
     """Write ``sw.js`` at the site root (run last: it lists what the build wrote)."""
     target = Path(site_dir) / SW_NAME
     text = service_worker_source(site_dir, dev)

@@ -6,25 +6,26 @@ registered by the module that owns the page part:
     def render_gallery(ctx):   # ctx: SlotContext
         return ctx.env.get_template("gallery.html").render(...)
 """
-from dataclasses import dataclass
-
 _RENDERERS = {}
 
 
-@dataclass
 class SlotContext:
-    page: object
-    lang: str
-    root: str
-    catalog: dict
-    catalogs: dict
-    env: object
-    state: dict
+    """A slot being rendered: its page (labsite.site.PageRef) and language, the
+    page's catalog, the build (shared state: ``env``, ``catalogs``, ...) and
+    the headings the slot adds to the page's table of contents."""
+
+    def __init__(self, page, catalog, build, toc):
+        self.page, self.catalog, self.build, self.toc = page, catalog, build, toc
+        self.lang, self.root = page.lang, page.root
+        self.env, self.catalogs = build.env, build.catalogs
 
     def link(self, path):
         """URL of a page of the site in this page's language (``path`` like ``lab/``)."""
-        prefix = "" if self.lang == self.state["default_lang"] else f"{self.lang}/"
-        return f"{self.root}{prefix}{path}"
+        return self.build.link(self.page, path)
+
+    def add_to_toc(self, entries):
+        """Headings the slot adds to the page's table of contents: ``[(anchor, title)]``."""
+        self.toc.extend(entries)
 
 
 def slot_renderer(name):

@@ -2,7 +2,7 @@
 
 ``tools/make_snapshot.mjs`` (Node) boots the pinned Pyodide, imports the lab's
 packages and dumps the interpreter's memory, gzipped; restoring it in the
-browser skips most of a cold start (TOOLCHAIN.md: about 3x faster).
+browser skips most of a cold start (about 3x faster; ARCHITECTURE.md, "The lab in the browser").
 
 Snapshots are not byte-identical from one run to the next, so the result is
 cached under ``.cache/snapshot/<key>/`` where ``key`` hashes the *inputs*:
@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from . import assets
@@ -34,7 +35,7 @@ SCRIPT = ROOT / "tools" / "make_snapshot.mjs"
 CACHE_DIR = ROOT / ".cache" / "snapshot"
 SITE_DIR = "assets/lab"
 _KEEP_CACHED = 6
-log = logging.getLogger("mkdocs.hooks.labsite.snapshot")
+log = logging.getLogger(__name__)
 _NODE_TIMEOUT_S = 300
 
 
@@ -132,14 +133,15 @@ def _prune_cache(keep_key):
             shutil.rmtree(stale, ignore_errors=True)
 
 
-_memo = {}
-
-
 def for_python_zip(pyzip):
     """The snapshot for these packages: from the cache, or made now (a few seconds)."""
-    key = inputs_key(pyzip)
-    if key in _memo:
-        return _memo[key]
+    return _for_key(inputs_key(pyzip), pyzip)
+
+
+@lru_cache(maxsize=1)
+def _for_key(key, pyzip):
+    """Remembered per inputs key (which also covers Pyodide and the script);
+    the zip rides along to make the snapshot on a miss."""
     entry = CACHE_DIR / key[:32]
     data_path, report_path = entry / "snapshot.bin.gz", entry / "report.json"
     if not (data_path.exists() and report_path.exists()):
@@ -159,10 +161,7 @@ def for_python_zip(pyzip):
     report = json.loads(report_path.read_text(encoding="utf-8"))
     check_report(report, data_path)
     data = data_path.read_bytes()
-    snapshot = Snapshot(key=key, path=data_path, sha256=_sha256(data), size=len(data), report=report)
-    _memo.clear()
-    _memo[key] = snapshot
-    return snapshot
+    return Snapshot(key=key, path=data_path, sha256=_sha256(data), size=len(data), report=report)
 
 
 def current():
@@ -170,17 +169,15 @@ def current():
     return for_python_zip(assets.python_zip_bytes())
 
 
-_written_this_process = set()
-
-
-def write(site_dir):
-    """Copy the current snapshot into the site; remove ones of earlier builds."""
+def write(site_dir, written):
+    """Copy the current snapshot into the site; remove ones of earlier builds
+    (not ones in ``written``, the set of files this build wrote)."""
     snapshot = current()
     target = Path(site_dir) / SITE_DIR / snapshot.name
     target.parent.mkdir(parents=True, exist_ok=True)
-    _written_this_process.add(target)
+    written.add(target)
     for stale in target.parent.glob("snapshot.*.bin.gz"):
-        if stale not in _written_this_process:
+        if stale not in written:
             os.remove(stale)
     if not target.exists() or target.stat().st_size != snapshot.size or _sha256(target.read_bytes()) != snapshot.sha256:
         shutil.copyfile(snapshot.path, target)

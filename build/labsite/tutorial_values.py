@@ -16,6 +16,7 @@ The only numbers typed in this file are inputs (model sizes, GPU counts, the
 sweep ranges) — the outputs are all lab_core's.
 """
 from dataclasses import dataclass, field
+from functools import cache
 
 import lab_core
 from lab_core import activations, calibration as cal, comms, failures, flops, memory, pipeline
@@ -23,6 +24,8 @@ from lab_core.hardware import GPU_PRESETS
 from lab_core.planner import recommend
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.timing import layer_times
+
+from .reference import gpt3, gpt3_workload
 
 GB = 1e9
 
@@ -48,9 +51,9 @@ def _default(name):
 ZERO_STATE_BYTES = 16
 
 
-# GPT-3 175B as in arXiv:2104.04473 Table 1 / arXiv:2205.05198 Table 3.
-GPT3_SHAPE = dict(layers=96, hidden=12288, heads=96, vocab=51200)
-GPT3 = dict(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=1536 * 2048, **GPT3_SHAPE)
+# GPT-3 175B (its scenario file) on 1,024 GPUs, as in arXiv:2104.04473 Table 1 /
+# arXiv:2205.05198 Table 3.
+GPT3_GPUS = 1024
 GPT3_LAYOUT = dict(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True, micro_batch=1)
 
 
@@ -230,8 +233,9 @@ def _rates(gpu="a100_80gb", gbps=200.0):
 
 
 def tensor_parallel_chapter():
-    w, r = _evaluate(GPT3, **GPT3_LAYOUT)
-    s, h, a, f = 2048, GPT3_SHAPE["hidden"], GPT3_SHAPE["heads"], 4 * GPT3_SHAPE["hidden"]
+    example, model = gpt3_workload(gpus=GPT3_GPUS), gpt3()
+    w, r = _evaluate(example, **GPT3_LAYOUT)
+    s, h, a, f = model["seq_len"], model["hidden"], model["heads"], 4 * model["hidden"]
     flops_rate, hbm, nvl, nic = _rates()
     t = GPT3_LAYOUT["tp"]
     on_nvlink = layer_times(s, 1, h, a, f, t, False, "none", False, flops_rate, hbm, nvl)
@@ -275,14 +279,15 @@ def tensor_parallel_chapter():
                        "label_values": {"gbps": (gbps, "gbps")} if gbps else {}})
     chart = {"type": "line", "id": "tensor_parallel", "series": series, "x_log": True, "y_min": 0.0,
              "text_values": {"params": (w.shape.params, "params")}}
-    return Chapter(values, dict(GPT3), [chart])
+    return Chapter(values, dict(example), [chart])
 
 
 # --- 5. Pipeline parallelism --------------------------------------------------------
 
 def pipeline_chapter():
-    w, r = _evaluate(GPT3, **GPT3_LAYOUT)
-    _, ri = _evaluate(GPT3, **dict(GPT3_LAYOUT, interleave=3))
+    example = gpt3_workload(gpus=GPT3_GPUS)
+    w, r = _evaluate(example, **GPT3_LAYOUT)
+    _, ri = _evaluate(example, **dict(GPT3_LAYOUT, interleave=3))
     p, m = GPT3_LAYOUT["pp"], r.micro_batches
     values = {
         "params": (w.shape.params, "params"),
@@ -318,20 +323,21 @@ def pipeline_chapter():
                    "points": [(mm, 100.0 * pipeline.bubble_fraction(8, mm, 3)) for mm in micro],
                    "label_values": {"p": (8, "count"), "v": (3, "count")}})
     chart = {"type": "line", "id": "pipeline", "series": series, "x_log": True, "y_log": True, "text_values": {}}
-    return Chapter(values, dict(GPT3), [chart])
+    return Chapter(values, dict(example), [chart])
 
 
 # --- 6. Activation memory and recomputation ----------------------------------------
 
 def activations_chapter():
-    s, b, h, a, t, L = 2048, 1, GPT3_SHAPE["hidden"], GPT3_SHAPE["heads"], 8, GPT3_SHAPE["layers"]
-    V = GPT3_SHAPE["vocab"]
+    example, model = gpt3_workload(gpus=GPT3_GPUS), gpt3()
+    s, b, h, a, t, L = model["seq_len"], 1, model["hidden"], model["heads"], 8, model["layers"]
+    V = model["vocab"]
     modes = (
         ("tp", False, "none"), ("tp_sp", True, "none"), ("tp_selective", False, "selective"),
         ("tp_sp_selective", True, "selective"), ("full", False, "full"),
     )
     values = {
-        "params": (175e9, "params"), "seq": (s, "count"), "hidden": (h, "count"), "heads": (a, "count"),
+        "params": (model["params"], "params"), "seq": (s, "count"), "hidden": (h, "count"), "heads": (a, "count"),
         "tp": (t, "count"), "layers": (L, "count"),
         "five_as_h": (5.0 * a * s / h, "plain"),
     }
@@ -350,8 +356,8 @@ def activations_chapter():
     values["reduction"] = (values["layer_tp"][0] / values["layer_tp_sp_selective"][0], "plain")
     values["selective_overhead"] = (flops.hardware_flops_selective_eq8(1, s, L, h, V) / flops.model_flops_eq7(1, s, L, h, V) - 1.0, "percent")
     values["full_overhead"] = (flops.hardware_flops_full_eq3(1, s, L, h, V) / flops.model_flops_eq7(1, s, L, h, V) - 1.0, "percent")
-    w, r_sel = _evaluate(GPT3, **GPT3_LAYOUT)
-    _, r_full = _evaluate(GPT3, **dict(GPT3_LAYOUT, recompute="full", sequence_parallel=False))
+    w, r_sel = _evaluate(example, **GPT3_LAYOUT)
+    _, r_full = _evaluate(example, **dict(GPT3_LAYOUT, recompute="full", sequence_parallel=False))
     values["step_selective"] = (r_sel.step_s, "duration")
     values["step_full"] = (r_full.step_s, "duration")
     values["speedup"] = (r_full.step_s / r_sel.step_s - 1.0, "percent")
@@ -361,9 +367,9 @@ def activations_chapter():
     values["pp"] = (GPT3_LAYOUT["pp"], "count")
     chart = {"type": "stacked", "id": "activations", "categories": categories,
              "segments": [("stored", base), ("scores", scores)],
-             "text_values": {"params": (175e9, "params"), "tp": (t, "count"), "seq": (s, "count")},
+             "text_values": {"params": (model["params"], "params"), "tp": (t, "count"), "seq": (s, "count")},
              "y_unit": "bytes_gb"}
-    return Chapter(values, dict(GPT3), [chart])
+    return Chapter(values, dict(example), [chart])
 
 
 # --- 7. 3D parallelism and topology ----------------------------------------------
@@ -382,7 +388,8 @@ def _layout_label(layout):
 
 
 def three_d_chapter():
-    w = lab_core.Workload(**GPT3)
+    example = gpt3_workload(gpus=GPT3_GPUS)
+    w = lab_core.Workload(**example)
     layouts = [dict(layout) for layout in LAYOUTS_3D]
     plan = recommend(w)
     layouts.append(plan.parallelism.to_dict())
@@ -432,7 +439,7 @@ def three_d_chapter():
              "segments": [(key, segments[key]) for key in ("compute", "tp", "pipeline", "dp", "other")],
              "text_values": {"params": (w.shape.params, "params"), "gpus": (w.gpus, "count")},
              "y_unit": "seconds"}
-    workload = dict(GPT3)
+    workload = dict(example)
     return Chapter(values, workload, [chart])
 
 
@@ -555,10 +562,7 @@ CHAPTERS = {
     "failures": failures_chapter,
     "data": data_chapter,
 }
-_cache = {}
-
-
+@cache
 def chapter_data(chapter_id):
-    if chapter_id not in _cache:
-        _cache[chapter_id] = CHAPTERS[chapter_id]()
-    return _cache[chapter_id]
+    """A chapter's values, workload and charts (lab_core's numbers: computed once per process)."""
+    return CHAPTERS[chapter_id]()

@@ -1,4 +1,4 @@
-"""The planner: recommend(workload) -> Plan (DESIGN.md "Plan", "Stage", "Meters", "Decisions").
+"""The planner: recommend(workload) -> Plan (ARCHITECTURE.md "Plan", "Stage", "Meters", "Decisions").
 
 plan_json(inputs) is the JSON entry point; THRESHOLDS the meter thresholds
 (teaching assumptions) as data; STAGES the stage ids in order; vocabulary()

@@ -10,10 +10,9 @@ never exceeds evaluate()'s step time, so a model change that breaks it shows up 
 """
 from .. import calibration as cal
 from ..comms import size_efficiency
-from ..efficiency import gemm_efficiency
 from ..gpu_memory import stage_activations, stage_params, stages, state_parts
 from ..sync import fsdp_unhidden_gathers, zero3_times
-from ..timing import logits_times
+from ..step_time import output_layer_times
 
 __all__ = ("StepBound", "activation_bytes", "fits", "plan_memory", "stage_activation_bytes", "stage_state_bytes",
            "state_bytes")
@@ -21,14 +20,16 @@ __all__ = ("StepBound", "activation_bytes", "fits", "plan_memory", "stage_activa
 
 def _even_stages(ctx, pp):
     per_stage = ctx.layers // pp
-    return stages(pp, per_stage, per_stage, per_stage)
+    experts = ctx.shape.experts
+    return stages(pp, per_stage, per_stage, per_stage, None if experts is None else experts.dense_layers)
 
 
-def stage_state_bytes(ctx, tp, pp, dp, zero):
+def stage_state_bytes(ctx, tp, pp, dp, zero, ep=1):
     """Training state of each kind of stage of an even split (gpu_memory.stages order)."""
     out = []
     for stage in _even_stages(ctx, pp):
-        weights, grads, optimizer = state_parts(ctx, tp, stage_params(ctx, tp, stage, pp), dp, zero)
+        shared, expert = stage_params(ctx, tp, stage, pp, ep)
+        weights, grads, optimizer = state_parts(ctx, tp, shared, dp, zero, expert, tp * dp // ep, ep)
         out.append(weights + grads + optimizer)
     return tuple(out)
 
@@ -106,15 +107,13 @@ class StepBound:
         # Per-sequence time (GEMMs, element-wise, logits, flash recompute) at the
         # probe's micro-batch of one, the slowest any micro-batch runs, and
         # scaled to the asymptotic GEMM efficiency, the fastest.
-        width = ctx.hidden / tp
-        speedup_limit = (gemm_efficiency(ctx.device.id, ctx.precision, ctx.seq_len, width)
-                         / gemm_efficiency(ctx.device.id, ctx.precision, float("inf"), width))
+        speedup_limit = 1.0 / (1.0 + cal.GEMM_TOKEN_SCALE[ctx.device.id] / ctx.seq_len)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
         self.compute_s_per_sequence_high = per_sequence
         self.compute_s_per_sequence = per_sequence * speedup_limit
         # Full recompute replays each layer's forward (not the logits) instead
         # of flash attention's attention-only replay.
-        logits_forward = logits_times(ctx.seq_len, 1, ctx.hidden, ctx.vocab, tp, ctx.flops_rate, ctx.hbm_rate)[0]
+        logits_forward = output_layer_times(ctx, tp, 1, 1)[0]
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
         self.full_recompute_s_per_sequence = (replay if replay > 0.0 else 0.0) * speedup_limit
         # Message sizes of one sequence; a micro-batch of b sends b times as much.
@@ -174,9 +173,11 @@ class StepBound:
         # DP_OVERLAP_FRACTION of it), plus (v - 1)/v of the drain bubble. The
         # step grows with the bubble even after the wider window (slope 1/v > 0),
         # so the lower-bound bubble keeps the sum a lower bound.
-        if not self.modern:
-            window *= cal.DP_OVERLAP_FRACTION
-        window += (v - 1.0) / v * bubble
+        if self.modern:
+            # sync.modern_sync: one micro-batch, widened by the interleaved last group.
+            window *= 1.0 + (v - 1.0) / v * (self.pp - 1.0)
+        else:
+            window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
         dp_step = step + self.optimizer_s_sharded
         if self.dp_collective_s > window and sequence_parallel:
             dp_step += self.dp_collective_s - window

@@ -162,7 +162,7 @@ def _unfit_stages(wctx, space, gpus, usable, seen):
 
 
 def recommend(workload):
-    """The plan with the best goodput throughput that fits (DESIGN.md "Plan")."""
+    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan")."""
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     requested = context_for(workload)

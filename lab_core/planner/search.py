@@ -1,6 +1,6 @@
 """Branch-and-bound search for the plan with the best goodput throughput.
 
-Space (DESIGN.md "Plan"): tp (divisors of GPUs per node), pp (divisors of the
+Space (ARCHITECTURE.md "Plan"): tp (divisors of GPUs per node), pp (divisors of the
 layers), dp, ZeRO 0-3, recompute none/selective/full, micro-batch (divisors of
 the per-replica batch), interleaving (divisors of the layers per stage), with
 sequence parallelism on whenever tp > 1.
@@ -28,7 +28,7 @@ What is skipped, and why it is safe (the model's own structure):
 Everything not skipped is evaluated with lab_core.evaluate. Plans are ranked
 by goodput throughput (tokens/s x goodput of the failure model); among plans
 within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
-tests/planner/test_search_exact.py checks optimum, tie-break and per-shape
+tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-shape
 bests against an exhaustive search.
 """
 from ..context import context_for
@@ -63,7 +63,7 @@ def _weight(goodput):
 
 def simplicity_key(par):
     """Fewer parallel dimensions, lower ZeRO stage, less recompute, then
-    smaller model-parallel degree and fewer interleaved chunks (DESIGN.md "Plan")."""
+    smaller model-parallel degree and fewer interleaved chunks (ARCHITECTURE.md "Plan")."""
     return _simplicity(par.tp, par.pp, par.dp, par.zero, par.recompute, par.interleave)
 
 

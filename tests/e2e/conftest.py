@@ -1,13 +1,13 @@
 """Browser fixtures: the built site served on 127.0.0.1 and a real headless
-Chromium (see tools/browser.py for how the executable is chosen)."""
+Chromium (see labtools.browser for how the executable is chosen)."""
 from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from browser import LAUNCH_ARGS, executable_path
 from labtest import LIVE_TIMEOUT_MS
-from serve import serve_in_thread
+from labtools.browser import LAUNCH_ARGS, executable_path
+from labtools.serve import serve_in_thread
 
 
 def pytest_collection_modifyitems(items):

@@ -3,9 +3,11 @@ errors, the plan's pictures, accessibility and the language switch."""
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
+from labsite.labquery import lab_query
 from labtest import ROOT, requested, settle, wait_live
 
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
@@ -175,6 +177,29 @@ def test_url_round_trip_and_history(page):
     page.wait_for_function("document.getElementById('typed-gpus').value === '1,024'")
     page.go_forward()
     page.wait_for_function(f"document.getElementById('typed-gpus').value === {json.dumps(moved)}")
+
+
+def test_the_lab_reads_and_writes_the_links_the_build_makes(page):
+    """labsite.labquery and lab.js agree: whole numbers plain, booleans true/false,
+    an absent value (layers derived from params) empty."""
+    inputs = {"params": 13e9, "gpus": 256, "layers": None, "flash_attention": False}
+    page.goto(f"lab/?{lab_query(inputs)}")
+    wait_live(page)
+    settle(page)
+    assert page.locator("#lab-notice").is_hidden()
+    assert (page.input_value("#typed-params"), page.input_value("#typed-gpus")) == ("13B", "256")
+    assert page.input_value("#adv-layers") == "" and not page.is_checked("#adv-flash_attention")
+    seq = requested(page)
+    page.focus("#slider-gpus")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
+    settle(page, seq)
+    page.wait_for_function("new URLSearchParams(location.search).get('gpus') === '256'")
+    written = dict(parse_qsl(urlparse(page.url).query, keep_blank_values=True))
+    expected = dict(parse_qsl(lab_query(inputs), keep_blank_values=True))
+    assert {name: written[name] for name in ("params", "gpus", "flash_attention")} == \
+        {name: expected[name] for name in ("params", "gpus", "flash_attention")}
+    assert written.get("layers", "") == expected["layers"] == ""
 
 
 def test_a_shared_link_keeps_good_values_ignores_unknown_ones_and_reports_each_bad_one(page):

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from labtest import LIVE_TIMEOUT_MS, wait_applied, wait_live
-from serve import make_server, serve_in_thread
+from labtools.serve import make_server, serve_in_thread
 
 SNAPSHOT_GLOB = "**/assets/lab/snapshot.*.bin.gz"
 MEMORY_TEXT = "[data-meter=memory] .meter-text"

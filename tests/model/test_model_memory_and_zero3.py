@@ -1,14 +1,13 @@
 """Per-GPU memory of evaluate() against verified published figures, and the
 ZeRO-3 time model against arXiv:2104.04473 Table 2 (loosely)."""
-import os
-
 import pytest
-import yaml
 
 from lab_core import Parallelism, Workload, evaluate
 from lab_core import calibration as cal
 from lab_core.memory import model_state_bytes_per_gpu
-from published_checks import ROOT, load_facts, zero3_rows
+from labsite.scenarios import load_scenarios
+from labsite.validation import end_to_end_rows, end_to_end_runs, load_facts
+from labtools.fit_calibration import fit_overlap
 
 GIB = 1073741824.0
 
@@ -49,38 +48,26 @@ def test_zero_largest_model_at_nd64_fits_32gb(stage, params_b):
     assert model_state_bytes_per_gpu(params_b * 1e9, 16, 64, stage) / 1e9 <= 32.0 + 1e-9
 
 
-def _published_runs():
-    out = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "scenarios"))):
-        if not name.endswith(".yaml"):
-            continue
-        with open(os.path.join(ROOT, "scenarios", name), encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-        if data.get("published") and data.get("parallelism"):
-            out.append(data["id"])
-    return out
+PUBLISHED_RUNS = [s for s in load_scenarios() if s.published and s.parallelism]
 
 
-@pytest.mark.parametrize("scenario_id", _published_runs())
-def test_published_runs_fit_in_memory(scenario_id):
+@pytest.mark.parametrize("sc", PUBLISHED_RUNS, ids=lambda s: s.id)
+def test_published_runs_fit_in_memory(sc):
     """A published run ran: the model must not say its layout overflows the GPU."""
-    from build.labsite.scenarios import load_scenarios
-    sc = next(x for x in load_scenarios() if x.id == scenario_id)
     r = evaluate(sc.workload_object(), sc.parallelism_object())
-    if scenario_id == "llama3-405b":
+    if sc.id == "llama3-405b":
         pytest.xfail("the model puts Llama 3 405B's assumed layout (v=8, no recompute, 8K) at ~85 GB; the paper frees stage inputs/outputs early; see the scenario notes")
-    assert r.fits, f"{scenario_id}: {r.memory_bytes / GIB:.1f} GiB"
+    assert r.fits, f"{sc.id}: {r.memory_bytes / GIB:.1f} GiB"
 
 
 def test_zero3_table2_matches_its_calibration():
     """DP_OVERLAP_FRACTION is the fit to the six ZeRO-3 rows, which it then meets
     (each within 20%, mean under 10%; before the fit: +11..+40%)."""
-    from fit_calibration import fit_overlap
-
     assert fit_overlap() == cal.DP_OVERLAP_FRACTION
-    errors = [abs(predicted - published) / published for _, _, predicted, published in zero3_rows()]
-    assert max(errors) < 0.20
-    assert sum(errors) / len(errors) < 0.10
+    errors = [abs(row.error) for row in end_to_end_rows([r for r in end_to_end_runs() if r.group["id"] == "table2_zero3"])]
+    assert len(errors) == 6
+    assert max(errors) < 20.0
+    assert sum(errors) / len(errors) < 10.0
 
 
 def test_more_compute_never_shortens_a_step():

@@ -10,6 +10,7 @@ from labsite import assets
 from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout
 from labsite.pages.lab import runtime_session_config
+from labsite.pages.rules import load_rules
 
 import driver
 
@@ -24,9 +25,9 @@ def parity_cases():
             cases.append({"fn": "lab_core.compute", "args": [{"params": params, "gpus": gpus}]})
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1, "gpus": 8}]})
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1e9, "gpus": 3.5}]})
-    layout = load_lab_layout()
+    layout, rules = load_lab_layout(), load_rules()
     for lang, catalog in load_catalogs().items():
-        config = runtime_session_config(layout, catalog, lang)
+        config = runtime_session_config(layout, catalog, lang, rules)
         for params, gpus in ((1.3e9, 1), (1.3e9, 64), (13e9, 64), (175e9, 1024), (405e9, 16384), (1e12, 8)):
             inputs = dict(default_inputs(), params=params, gpus=gpus)
             cases.append({"session": config, "inputs": inputs})

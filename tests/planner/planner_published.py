@@ -1,4 +1,4 @@
-"""Published layouts (shared/validation/published.yaml) as workload + parallelism.
+"""Published layouts (content/validation/published.yaml) as workload + parallelism.
 
 act.table3.configs (arXiv:2205.05198 Table 3: Selene A100-80GB, seq 2048,
 vocab 51200, no data parallelism, interleaving 3 for 175B and 530B, selective

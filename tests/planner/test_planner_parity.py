@@ -2,24 +2,21 @@
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import driver  # tests/parity and bench/ are on sys.path (pytest.ini: pythonpath)
 import pytest
+from planner_cases import PLANNER_CASES
+
+from labsite import assets
 
 ROOT = Path(__file__).resolve().parents[2]
 PARITY = ROOT / "tests" / "parity"
-for path in (ROOT / "bench", PARITY, ROOT / "build"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
 
 pytestmark = pytest.mark.node
 
 
 def test_plan_json_cpython_and_pyodide_agree(tmp_path):
-    import driver
-    from labsite import assets
-    from planner_cases import PLANNER_CASES
 
     node = shutil.which("node")
     assert node, "node is required for the parity test"

@@ -1,33 +1,24 @@
 """The gallery and the Contributing page: cards in both languages, escaped
 text, the example file shown as the build reads it, and, in a copy of the
-tree, a new file appearing with no code change and a bad file stopping the
-build with its file:line message."""
-import os
-import shutil
-from pathlib import Path
-
+tree, a new file appearing with no code change (a bad one stopping the build:
+tests/site/test_build_errors.py)."""
 import jinja2
 import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
+from labsite.labquery import lab_query
 from labsite.paths import TEMPLATES
 from labsite.scenarios import SCENARIOS, load_demo_path, load_scenarios
-from labsite.scenarios.fields import SCENARIO_FIELDS
+from labsite.scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema
 from lab_core.inputs import INPUT_SPECS
-from labtest import ROOT, build_site
-
-STAGES = ["single_gpu", "data_parallel", "zero_sharded", "tensor_pipeline", "full_3d", "at_scale"]
-
-
-def page(site, lang, path):
-    base = site if lang == "en" else site / lang
-    return (base / path).read_text(encoding="utf-8")
+from lab_core.planner import STAGES, plan_json
+from labtest import build_site, page_html
 
 
 def test_catalogs_describe_every_field_input_and_figure():
     for lang, catalog in load_catalogs().items():
         c, s = catalog["contributing"], catalog["scenarios"]
-        assert set(c["fields"]) == {f.name for f in SCENARIO_FIELDS}, lang
+        assert set(c["fields"]) == set(load_schema(str(SCENARIOS / SCENARIO_SCHEMA_FILE))["properties"]), lang
         assert set(c["inputs"]) == {spec.name for spec in INPUT_SPECS}, lang
         assert set(s["metrics"]) == set(c["metric_notes"]), lang
 
@@ -47,12 +38,12 @@ def test_card_text_is_escaped():
 def test_the_gallery_shows_every_scenario_in_both_languages(built_site):
     scenarios = load_scenarios()
     for lang in LANGUAGES:
-        html = page(built_site, lang, "scenarios/index.html")
+        html = page_html(built_site, lang, "scenarios/index.html")
         for s in scenarios:
             assert f'id="scenario-{s.id}"' in html, (lang, s.id)
             assert jinja2.utils.markupsafe.escape(s.title[lang]) in html, (lang, s.id)
         first = load_demo_path()[0]
-        assert f"lab/?{first.lab_query()}".replace("&", "&amp;") in html
+        assert f"lab/?{lab_query(first.workload)}".replace("&", "&amp;") in html
         assert html.count('class="scn-published"') == sum(1 for s in scenarios if s.published)
 
 
@@ -61,36 +52,18 @@ def test_contributing_shows_the_example_file_as_the_build_reads_it(built_site):
     text = example_text()
     assert "$schema=./scenario.schema.json" in text
     for lang in LANGUAGES:
-        html = page(built_site, lang, "contributing/index.html")
+        html = page_html(built_site, lang, "contributing/index.html")
         assert str(jinja2.utils.markupsafe.escape(text)) in html, lang
         for spec in INPUT_SPECS:
             assert f"<code>{spec.name}</code>" in html, (lang, spec.name)
 
 
 def test_demo_path_steps_reach_their_stages_in_order():
-    plan_json = pytest.importorskip("lab_core.planner.api").plan_json
-    stages = [plan_json(dict(s.workload))["plan"]["stage"] for s in load_demo_path()]
+    stages = tuple(plan_json(dict(s.workload))["plan"]["stage"] for s in load_demo_path())
     assert stages == STAGES
 
 
-# --- a copy of the tree -----------------------------------------------------------
-
-_SKIP = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypothesis", ".stamps", "__pycache__",
-         "tests", "bench"}
-
-
-def copy_tree(target):
-    def ignore(folder, names):
-        return [n for n in names if n in _SKIP or n.endswith(".pyc")]
-
-    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
-    os.symlink(ROOT / "node_modules", target / "node_modules")
-    return target
-
-
-@pytest.fixture(scope="module")
-def tree_copy(tmp_path_factory):
-    return copy_tree(tmp_path_factory.mktemp("tree") / "repo")
+# --- a copy of the tree (the tree_copy fixture) -----------------------------------------
 
 
 def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path):
@@ -101,32 +74,8 @@ def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path)
         result = build_site(tmp_path / "site", source_root=tree_copy)
         assert result.returncode == 0, result.stdout + result.stderr
         for lang, title in (("en", "A 13B model on 256 GPUs"), ("zh", "256 块 GPU 上的 13B 模型")):
-            html = page(tmp_path / "site", lang, "scenarios/index.html")
+            html = page_html(tmp_path / "site", lang, "scenarios/index.html")
             assert 'id="scenario-minimal-example"' in html and title in html, lang
             assert "lab/?params=13000000000&amp;gpus=256" in html
     finally:
         new.unlink()
-
-
-def test_a_bad_file_stops_the_build_with_its_message(tree_copy, tmp_path):
-    bad = tree_copy / "scenarios" / "broken-run.yaml"
-    bad.write_text(example_text_with("id: minimal-example", "id: broken-run", "params: 13B", "params: 3T"),
-                   encoding="utf-8")
-    try:
-        result = build_site(tmp_path / "site", source_root=tree_copy)
-        assert result.returncode != 0
-        output = result.stdout + result.stderr
-        assert "scenarios/broken-run.yaml:17: workload.params: '3T' is out of range " \
-               "(allowed: 1.25e+08 … 2e+12 parameters)" in output
-        assert not (tmp_path / "site" / "scenarios" / "index.html").exists()
-    finally:
-        bad.unlink()
-
-
-def example_text_with(*pairs):
-    from labsite.pages.gallery import example_text
-    text = example_text()
-    for old, new in zip(pairs[::2], pairs[1::2]):
-        assert old in text
-        text = text.replace(old, new)
-    return text

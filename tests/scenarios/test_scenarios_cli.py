@@ -1,4 +1,4 @@
-"""python build/check_scenarios.py: output format and exit codes, never a traceback."""
+"""python -m labsite.check_scenarios: output format and exit codes, never a traceback."""
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +8,7 @@ BAD = Path(__file__).parent / "fixtures" / "bad"
 
 
 def run(*args):
-    result = subprocess.run([sys.executable, "build/check_scenarios.py", *map(str, args)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "labsite.check_scenarios", *map(str, args)], cwd=ROOT,
                             capture_output=True, text=True, check=False)
     assert "Traceback" not in result.stdout + result.stderr
     return result
@@ -31,11 +31,11 @@ def test_problems_are_listed_one_per_line_and_exit_1():
         "tests/scenarios/fixtures/bad/out-of-range.yaml:14: workload.seq_len: 100 is out of range "
         "(allowed: 512 … 131072 tokens)",
         "tests/scenarios/fixtures/bad/wrong-type.yaml:13: workload.gpus: a list is not a number "
-        "(allowed: 1 … 32768 GPUs)",
+        "(allowed: 1 … 32768 GPUs; default 8; written like 175B, 1.3e9, 1_000, 1,024, 4M or 8K)",
         "tests/scenarios/fixtures/bad/wrong-type.yaml:14: workload.flash_attention: must be true or false, "
-        "got 'sometimes' (allowed: true or false)",
-        "tests/scenarios/fixtures/bad/wrong-type.yaml:15: tags: must be a list, got text "
-        "(allowed: a list of kebab-case words)",
+        "got 'sometimes' (allowed: true or false; default true)",
+        "tests/scenarios/fixtures/bad/wrong-type.yaml:15: tags: must be a list, got 'demo' "
+        "(allowed: up to 8 kebab-case tags)",
     ]
     assert lines[-1] == "5 problems in 2 files (2 checked)"
     assert result.stdout == ""

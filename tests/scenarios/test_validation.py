@@ -28,35 +28,37 @@ CASES = [
     ("yaml-syntax", ["13: yaml: YAML syntax error: mapping values are not allowed here"]),
     ("empty", ["1: yaml: the file is empty"]),
     ("unknown-field", [
-        "13: workload.gpu_count: unknown workload input (allowed: params, gpus,",
+        "13: workload.gpu_count: unknown field (allowed: params, gpus,",
         "14: titel: unknown field (did you mean 'title'?) (allowed: id, title, summary, narrative,",
     ]),
     ("wrong-type", [
-        "13: workload.gpus: a list is not a number (allowed: 1 … 32768 GPUs)",
-        "14: workload.flash_attention: must be true or false, got 'sometimes' (allowed: true or false)",
-        "15: tags: must be a list, got text (allowed: a list of kebab-case words)",
+        "13: workload.gpus: a list is not a number (allowed: 1 … 32768 GPUs; default 8; written like 175B",
+        "14: workload.flash_attention: must be true or false, got 'sometimes' (allowed: true or false; default true)",
+        "15: tags: must be a list, got 'demo' (allowed: up to 8 kebab-case tags)",
     ]),
     ("out-of-range", [
         "12: workload.params: '3T' is out of range (allowed: 1.25e+08 … 2e+12 parameters)",
         "14: workload.seq_len: 100 is out of range (allowed: 512 … 131072 tokens)",
     ]),
     ("not-a-number", [
-        "12: workload.params: '13 billion' is not a number (allowed: 1.25e+08 … 2e+12 parameters; written like 175B",
+        "12: workload.params: '13 billion' is not a number (allowed: 1.25e+08 … 2e+12 parameters; default 1.3e+09; "
+        "written like 175B",
     ]),
     ("missing-language", [
-        "2: title.zh: missing text in this language (allowed: a text in each of en, zh)",
-        "6: summary.zh: is empty",
-        "7: narrative: must give the text in every language (en, zh), got text",
+        "2: title.zh: is missing (allowed: the text in Simplified Chinese)",
+        "6: summary.zh: is empty (allowed: plain text",
+        "7: narrative: must be a mapping, got 'Just English.' (allowed: en, zh)",
     ]),
     ("missing-fields", [
-        "1: summary: is missing",
+        "1: summary: is missing (allowed: one line under the title",
         "1: narrative: is missing",
         "1: workload: is missing",
     ]),
     ("html-injection", [
-        "6: summary.en: contains HTML or script ('<s'); it would be shown escaped (allowed: plain text",
-        "10: narrative.zh: contains HTML or script ('&lt;')",
-        "16: source.url: contains HTML or script ('javascript:')",
+        "6: summary.en: contains HTML, script or control characters ('<s'); it would be shown escaped (allowed: plain "
+        "text",
+        "10: narrative.zh: contains HTML, script or control characters ('&lt;')",
+        "16: source.url: 'javascript:alert(1)' is not a web link (allowed: an https:// link",
     ]),
     ("impossible-layout", [
         "15: parallelism.tp: 16 is impossible for this workload: tensor parallelism must stay inside one NVLink "
@@ -70,14 +72,14 @@ CASES = [
         "18: parallelism.recompute: 'partial' is not one of the choices "
         "(allowed: none, selective, full)",
     ]),
-    ("id-mismatch", ["1: id: 'Another_Name' is not a kebab-case id"]),
+    ("id-mismatch", ["1: id: 'Another_Name' is not a kebab-case id (allowed: kebab-case id"]),
     ("id-differs", ["1: id: 'another-name' differs from the file name 'id-differs' (allowed: the file name "
                     "without .yaml: id-differs)"]),
     ("repeated-key", ["13: workload.params: is given twice"]),
     ("published-figures", [
-        "13: published: published figures need the layout they were measured with",
-        "13: published: published figures need a source",
-        "14: published[0].metric: 'tflops' is not a known figure (allowed: hardware_tflops_per_gpu,",
+        "13: published: needs parallelism as well (allowed: the pinned layout",
+        "13: published: needs source as well (allowed: where the scenario comes from",
+        "14: published[0].metric: 'tflops' is not one of the choices (allowed: hardware_tflops_per_gpu,",
         "17: published[1].where: is missing",
         "18: published[1].value: 140 is out of range for mfu_percent (allowed: more than 0 and at most 100)",
     ]),
@@ -113,10 +115,10 @@ def test_duplicate_ids_across_files_are_reported():
 def test_demo_path_steps_need_a_file_once_each():
     path = FIXTURES / "demo" / "demo-path.yaml"
     found = problems_of(path)
-    assert found[0] == f"{rel(path)}:3: steps[1]: 'step-one' is already step 1 (allowed: each scenario once)"
+    assert found[0] == f"{rel(path)}:3: steps[1]: 'step-one' is already item 1 (allowed: each one once)"
     assert found[1].startswith(f"{rel(path)}:4: steps[2]: no scenario file {rel(path.parent / 'step-too.yaml')} "
                                "(did you mean 'step-two'?)")
-    assert found[2].startswith(f"{rel(path)}:5: steps[3]: 42 is not a scenario id")
+    assert found[2].startswith(f"{rel(path)}:5: steps[3]: must be text, got 42 (allowed: a scenario id")
     assert len(found) == 3
 
 

@@ -6,12 +6,9 @@ import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.errors import BuildError
+from labtest import language_dir
 
 PAGES = ("index.html", "lab/index.html")
-
-
-def language_dir(site, lang):
-    return site if lang == "en" else site / lang
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -35,11 +32,12 @@ def test_lab_page_carries_the_precomputed_result(built_site):
     from lab_view import Session
     from labsite.labpage import default_inputs, load_lab_layout
     from labsite.pages.lab import runtime_session_config
+    from labsite.pages.rules import load_rules
 
-    layout = load_lab_layout()
+    layout, rules = load_lab_layout(), load_rules()
     for lang, catalog in load_catalogs().items():
         href = "../rules/" if lang == "en" else "../../zh/rules/"
-        view = Session(runtime_session_config(layout, catalog, lang, href)).evaluate(default_inputs())["view"]
+        view = Session(runtime_session_config(layout, catalog, lang, rules, href)).evaluate(default_inputs())["view"]
         html = (language_dir(built_site, lang) / "lab/index.html").read_text(encoding="utf-8")
         for meter in view["meters"].values():
             assert escape(meter["text"]) in html, (lang, meter["text"])

@@ -10,6 +10,7 @@ import pytest
 
 from labsite import offline
 from labsite.catalog import LANGUAGES
+from labtest import language_dir
 
 _FILES = re.compile(r"^const FILES = (\[.*\]);$", re.M)
 _CACHE = re.compile(r'^const CACHE = "(lab-site-[0-9a-f]+)";$', re.M)
@@ -22,7 +23,7 @@ def precache_urls(site):
 
 
 def lab_config(site, lang):
-    page = (site if lang == "en" else site / lang) / "lab/index.html"
+    page = language_dir(site, lang) / "lab/index.html"
     return page, json.loads(_CONFIG.search(page.read_text(encoding="utf-8")).group(1))
 
 
@@ -64,14 +65,8 @@ def test_dev_server_gets_a_self_unregistering_worker(tmp_path):
     (tmp_path / "index.html").write_text("home", encoding="utf-8")
     text = offline.service_worker_source(tmp_path, dev=True)
     assert "registration.unregister()" in text and "FILES" not in text and "fetch" not in text
-    before = offline._state["command"]
-    try:
-        offline.set_command("serve")
-        assert offline.page_config("../") is None
-        offline.set_command("build")
-        assert offline.page_config("../") == "../sw.js"
-    finally:
-        offline.set_command(before)
+    assert offline.page_config("../", dev_server=True) is None
+    assert offline.page_config("../", dev_server=False) == "../sw.js"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

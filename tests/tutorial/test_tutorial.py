@@ -1,7 +1,7 @@
 """The tutorial: same chapters and sections in both languages, every number
 from lab_core (no hand-typed numbers in the chapter texts), a chart and a
 try-it link per chapter, well-formed source links; the validation page shows
-exactly what build/labsite/validation.py computes."""
+exactly the validation table's page rows (labsite.validation)."""
 import re
 from html import unescape
 from urllib.parse import parse_qsl, urlsplit
@@ -13,14 +13,11 @@ import lab_core
 from labsite import charts
 from labsite.catalog import LANGUAGES
 from labsite.tutorial import SOURCE_URL, chapter_files, hand_typed_numbers, load_chapter
+from labtest import language_dir
 
 ROOT_DOCS = "tutorial"
 SECTION = re.compile(r'<section class="tut-section" data-section="([^"]+)"')
 CHAPTER = re.compile(r'<div class="tutorial-chapter" data-chapter="([^"]+)"')
-
-
-def language_dir(site, lang):
-    return site if lang == "en" else site / lang
 
 
 def chapter_slugs():
@@ -173,11 +170,11 @@ def test_line_chart_has_axes_labels_and_legend():
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_validation_page_shows_what_the_module_computes(built_site, lang):
-    from labsite.pages.validation import number, signed, validation_rows
-    from labsite.validation import summary
+    from labsite.pages.validation import number, signed
+    from labsite.validation import page_rows, summary
 
     html = (language_dir(built_site, lang) / "validation" / "index.html").read_text(encoding="utf-8")
-    rows = validation_rows()
+    rows = page_rows()
     cells = re.findall(r'<td class="num" data-value="predicted">([^<]*)</td>\s*'
                        r'<td class="num" data-value="published">([^<]*)</td>\s*<td>[^<]*</td>\s*'
                        r'<td class="num[^"]*" data-value="error">([^<]*)%</td>', html)

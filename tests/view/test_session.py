@@ -9,8 +9,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_view import Session
-from lab_view.view import FIGURE_KEYS, METER_NAMES, PLAN_KEYS, STAGE_IDS
-from labsite.catalog import load_catalogs
+from lab_core.planner import STAGES
+from lab_core.planner.meters import METERS
+from lab_view.view import FIGURE_KEYS, PLAN_KEYS
+from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config
 
 EXTRAS = {"rules_short": [{"id": "zero", "applies": ["zero"], "title": "ZeRO", "source": "arXiv:1910.02054"}],
@@ -43,8 +45,8 @@ NEGATIVE = re.compile(r"(?<![\w×(])[-−]\s?\d")  # a minus before a digit (not
 
 def check_view(view, catalog):
     fits = view["plan"]["fits"]
-    assert view["stage"]["id"] in (STAGE_IDS if fits else ("no_fit",))
-    assert set(view["meters"]) == set(METER_NAMES)
+    assert view["stage"]["id"] in (STAGES if fits else ("no_fit",))
+    assert set(view["meters"]) == set(METERS)
     does_not_fit = catalog["meter_levels"]["does_not_fit"]
     for name, meter in view["meters"].items():
         assert 0.0 <= meter["fill"] <= 1.0 and meter["level"] in ("ok", "warn", "critical", "none") and meter["text"]
@@ -67,7 +69,7 @@ def check_view(view, catalog):
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(workload=workloads, lang=st.sampled_from(("en", "zh")))
+@given(workload=workloads, lang=st.sampled_from(LANGUAGES))
 def test_session_never_raises_and_views_are_complete(sessions, workload, lang):
     inputs = default_inputs()
     inputs.update(workload)

@@ -3,35 +3,28 @@
 Slots:
   gallery            every scenario as a card: demo path, published runs, the rest
   scenario_example   the worked example file (scenarios/examples/), verbatim
-  scenario_fields    the scenario format's fields (from labsite.scenarios.fields)
+  scenario_fields    the scenario format's fields (from scenarios/scenario.schema.json)
   scenario_inputs    the workload inputs with range and default (from lab_core.inputs)
   scenario_metrics   the published figures the lab predicts
 
-Scenario files are validated when this module is imported (at the start of
-every build, from site.configure via pages.load_all), so a bad file stops the
-build before anything is written, with the same ``file:line: ...`` lines as
-``python build/check_scenarios.py``. Renders call load_all() again, which
-revalidates only when a file changed (``mkdocs serve``).
+Scenario files are validated once per build, before any page is rendered
+(labsite.site.SiteBuild), so a bad file stops the build with the same
+``file:line: ...`` lines as ``python -m labsite.check_scenarios``.
 
 Other pages can reuse ``card(scenario, ctx)``: the same dict the gallery
 renders (title, summary, workload facts, layout, prediction, published vs
 predicted, lab link) in the page's language.
 """
-from lab_core import GPU_PRESETS, compute, evaluate
+from lab_core import GPU_PRESETS, evaluate, plan_json
 from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
 
-from ..scenarios import METRICS, SCENARIOS, load_all, predicted
-from ..scenarios.fields import EXAMPLES_DIR, SCENARIO_FIELDS, SCENARIO_SCHEMA_FILE
+from ..errors import BuildError
+from ..labquery import lab_url
+from ..scenarios import METRICS, SCENARIOS, predicted
+from ..scenarios.schema import SCENARIO_SCHEMA_FILE, load_schema, object_fields
+from ..scenarios.validate import EXAMPLES_DIR, SCHEMAS
 from ..slots import slot_renderer
-
-# Validate first: a bad file fails the build here, before any renderer registers.
-load_all()
-
-try:  # the planner (lab_core.planner) lands separately; cards fall back to compute()
-    from lab_core.planner.api import plan_json
-except ImportError:  # pragma: no cover - depends on the planner being there
-    plan_json = None
 
 #: Workload inputs shown on a card, with their quantity kind.
 CARD_INPUTS = (
@@ -72,18 +65,13 @@ def _difference(pred, pub, units):
     return sign + format_quantity(abs(change) / 100.0, "percent", units)
 
 
-def _plan(workload):
-    """(stage, parallelism dict, report dict) recommended by the planner, or Nones."""
-    if plan_json is None:
-        return None, None, None
-    result = plan_json(dict(workload))
-    if isinstance(result, str):
-        import json
-        result = json.loads(result)
-    if not isinstance(result, dict) or result.get("ok") is False:
-        return None, None, None
-    plan = result.get("plan", result)
-    return plan.get("stage"), plan.get("parallelism"), plan.get("report")
+def _plan(scenario):
+    """``(stage, parallelism dict, report dict)`` the planner recommends for a scenario's workload."""
+    result = plan_json(dict(scenario.workload))
+    if not result["ok"]:  # a validated workload always plans; say so if the model disagrees
+        raise BuildError(scenario.path, f"the planner rejected the workload: {result['error']}")
+    plan = result["plan"]
+    return plan["stage"], plan["parallelism"], plan["report"]
 
 
 def card(scenario, ctx, step=None):
@@ -96,48 +84,36 @@ def card(scenario, ctx, step=None):
         value = getattr(w, name)
         facts.append({"label": t["inputs"][name], "value": _fmt(value, kind, units)})
     facts.insert(2, {"label": t["inputs"]["gpu"], "value": GPU_PRESETS[w.gpu].name})
-    layout = stage = None
-    prediction, published = [], []
-    report = None
+    stage = None
     if scenario.parallelism is not None:
         report = evaluate(w, scenario.parallelism_object()).to_dict()
         layout = {"pinned": True, "text": _layout_text(scenario.parallelism, t)}
     else:
-        stage_id, par, report = _plan(scenario.workload)
-        if par:
-            layout = {"pinned": False, "text": _layout_text(par, t)}
-        if stage_id:
-            stage = t["stages"].get(stage_id, stage_id)
-    if report is not None:
-        memory = report["memory"]
-        fits = memory["fits"]
-        prediction.append({"label": t["prediction_labels"]["memory"],
-                           "value": t["memory_of"].format(used=_fmt(memory["total_bytes"], "bytes_gb", units),
-                                                          device=_fmt(memory["device_bytes"], "bytes_gb", units)),
-                           "level": "ok" if fits else "critical",
-                           "note": t["fits"] if fits else t["does_not_fit"]})
-        prediction.append({"label": t["prediction_labels"]["step_time"],
-                           "value": _fmt(report["time"]["step_s"], "seconds", units), "note": None})
-        prediction.append({"label": t["prediction_labels"]["tflops"],
-                           "value": _fmt(predicted(METRICS["model_tflops_per_gpu"], report, w.gpus), "tflops", units)})
-        prediction.append({"label": t["prediction_labels"]["mfu"],
-                           "value": format_quantity(report["throughput"]["mfu"], "percent", units)})
-    else:
-        result = compute(dict(scenario.workload))
-        mem = result["memory"]
-        prediction.append({"label": t["prediction_labels"]["model_state"],
-                           "value": t["memory_of"].format(used=_fmt(mem["model_state_bytes"], "bytes_gb", units),
-                                                          device=_fmt(mem["device_bytes"], "bytes_gb", units)),
-                           "level": "ok" if mem["ratio"] <= 1.0 else "critical",
-                           "note": t["fits"] if mem["ratio"] <= 1.0 else t["does_not_fit"]})
+        stage_id, par, report = _plan(scenario)
+        layout = {"pinned": False, "text": _layout_text(par, t)}
+        stage = t["stages"][stage_id]
+    memory = report["memory"]
+    fits = memory["fits"]
+    prediction = [
+        {"label": t["prediction_labels"]["memory"],
+         "value": t["memory_of"].format(used=_fmt(memory["total_bytes"], "bytes_gb", units),
+                                        device=_fmt(memory["device_bytes"], "bytes_gb", units)),
+         "level": "ok" if fits else "critical", "note": t["fits"] if fits else t["does_not_fit"]},
+        {"label": t["prediction_labels"]["step_time"], "value": _fmt(report["time"]["step_s"], "seconds", units),
+         "note": None},
+        {"label": t["prediction_labels"]["tflops"],
+         "value": _fmt(predicted(METRICS["model_tflops_per_gpu"], report, w.gpus), "tflops", units)},
+        {"label": t["prediction_labels"]["mfu"], "value": format_quantity(report["throughput"]["mfu"], "percent", units)},
+    ]
+    published = []
     for figure in scenario.published:
         metric = METRICS[figure["metric"]]
-        value = predicted(metric, report, w.gpus) if report is not None else None
+        value = predicted(metric, report, w.gpus)
         published.append({
             "label": t["metrics"][metric.name],
             "published": _fmt(figure["value"], metric.unit, units),
-            "predicted": _fmt(value, metric.unit, units) if value is not None else t["no_prediction"],
-            "difference": _difference(value, figure["value"], units) if value else "",
+            "predicted": _fmt(value, metric.unit, units),
+            "difference": _difference(value, figure["value"], units),
             "where": figure["where"],
             "note": figure.get("note", {}).get(lang),
         })
@@ -155,13 +131,13 @@ def card(scenario, ctx, step=None):
         "prediction": prediction,
         "published": published,
         "source": scenario.source,
-        "lab_url": f"{ctx.link('lab/')}?{scenario.lab_query()}",
+        "lab_url": lab_url(ctx.link("lab/"), scenario.workload),
     }
 
 
 def gallery_sections(ctx):
     """``[(section key, [card])]``: the demo path in order, published runs by GPU count, the rest by id."""
-    scenarios, steps = load_all()
+    scenarios, steps = ctx.build.scenarios
     on_path = set(steps)
     demo = [card(scenarios[sid], ctx, step=index + 1) for index, sid in enumerate(steps)]
     runs = sorted((s for s in scenarios.values() if s.published and s.id not in on_path),
@@ -197,8 +173,9 @@ def render_example(ctx):
 @slot_renderer("scenario_fields")
 def render_fields(ctx):
     t = ctx.catalog["contributing"]
-    rows = [{"name": f.name, "required": t["required"] if f.required else t["optional"],
-             "text": t["fields"][f.name]} for f in SCENARIO_FIELDS]
+    fields = object_fields(load_schema(str(SCHEMAS / SCENARIO_SCHEMA_FILE)))
+    rows = [{"name": name, "required": t["required"] if required else t["optional"], "text": t["fields"][name]}
+            for name, required in fields]
     return ctx.env.get_template("scenario_table.html").render(
         head=[t["head"]["field"], t["head"]["required"], t["head"]["meaning"]],
         rows=[[{"code": r["name"]}, {"text": r["required"]}, {"text": r["text"]}] for r in rows])

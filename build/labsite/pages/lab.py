@@ -8,57 +8,56 @@ from lab_view import Session
 
 from .. import assets
 from ..labpage import lab_page_data, session_config
-from ..scenarios import load_demo_path
 from ..slots import slot_renderer
-from .rules import load_rules
 
 CARD_VIEW_DIR = "assets/lab/views"
 
 
-def rules_short(lang):
+def rules_short(rules, lang):
     return [{"id": r["id"], "applies": r["applies"], "title": r["title"][lang],
-             "source": f'{r["source"]["name"]} · {r["source"]["id"]}'} for r in load_rules()]
+             "source": f'{r["source"]["name"]} · {r["source"]["id"]}'} for r in rules]
 
 
-def runtime_catalog_extras(lang, rules_href):
+def runtime_catalog_extras(rules, lang, rules_href):
     """Catalog entries the build makes from data: the rules (for "rules that apply")."""
-    return {"rules_short": rules_short(lang), "rules_href": rules_href}
+    return {"rules_short": rules_short(rules, lang), "rules_href": rules_href}
 
 
-def runtime_session_config(layout, catalog, lang, rules_href="../rules/"):
+def runtime_session_config(layout, catalog, lang, rules, rules_href="../rules/"):
     """The exact lab_view.Session configuration the lab page ships for ``lang``."""
-    return session_config(layout, catalog, runtime_catalog_extras(lang, rules_href))
+    return session_config(layout, catalog, runtime_catalog_extras(rules, lang, rules_href))
 
 
-def _card_results(ctx, config):
+def _card_results(ctx, config, script_url):
     """Each card's precomputed result as JSON (fetched over http), plus one
     classic script with all of them for file://, where fetch is refused.
-    Returns the cards; the script's URL is ``cards_script(ctx)``."""
+    Returns the cards; ``script_url["url"]`` is set to the script's URL."""
     cards, results = [], {}
-    for step, scenario in enumerate(load_demo_path(), start=1):
+    for step, scenario in enumerate(ctx.build.demo_path, start=1):
         inputs = dict(config["defaults"])
         inputs.update(scenario.workload)
         result = Session(config["session"]).evaluate(inputs)
         data = json.dumps(result, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         name = f"{CARD_VIEW_DIR}/{ctx.lang}/{scenario.id}.{hashlib.sha256(data).hexdigest()[:10]}.json"
-        ctx.state["generated"][name] = data
+        ctx.build.generated[name] = data
         results[scenario.id] = result
         cards.append({"id": scenario.id, "step": step, "title": scenario.title[ctx.lang],
                       "summary": scenario.summary[ctx.lang], "inputs": result["inputs"], "view": ctx.root + name})
     script = ("LabPage.registerCards(" + json.dumps(results, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
               + ");\n").encode("utf-8")
     name = f"{CARD_VIEW_DIR}/{ctx.lang}/cards.{hashlib.sha256(script).hexdigest()[:10]}.js"
-    ctx.state["generated"][name] = script
-    ctx.state.setdefault("cards_script", {})[ctx.lang] = ctx.root + name
+    ctx.build.generated[name] = script
+    script_url["url"] = ctx.root + name
     return cards
 
 
 @slot_renderer("lab")
 def render_lab(ctx):
-    pyzip_url = f"{ctx.root}{assets.PYZIP_DIR}/{ctx.state['pyzip_name']}"
-    extras = runtime_catalog_extras(ctx.lang, ctx.link("rules/"))
-    data = lab_page_data(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.root, pyzip_url,
-                         catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config),
-                         rules_href=extras["rules_href"])
-    data["runtime"]["cardsScript"] = ctx.state.get("cards_script", {}).get(ctx.lang, "")
+    pyzip_url = f"{ctx.root}{assets.PYZIP_DIR}/{ctx.build.pyzip_name}"
+    cards_script = {}
+    extras = runtime_catalog_extras(ctx.build.rules, ctx.lang, ctx.link("rules/"))
+    data = lab_page_data(ctx.build.layout, ctx.catalog, ctx.lang, ctx.root, pyzip_url,
+                         catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config, cards_script),
+                         rules_href=extras["rules_href"], dev_server=ctx.build.dev_server)
+    data["runtime"]["cardsScript"] = cards_script.get("url", "")
     return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)

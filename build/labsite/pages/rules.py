@@ -13,7 +13,6 @@ from ..slots import slot_renderer
 
 RULES_FILE = CONTENT / "rules.yaml"
 ASSUMPTIONS_FILE = CONTENT / "assumptions.yaml"
-_cache = {}
 
 
 def _placeholders(text):
@@ -22,8 +21,6 @@ def _placeholders(text):
 
 def load_rules():
     """Validated rules with their example values (raw numbers + kinds)."""
-    if "rules" in _cache:
-        return _cache["rules"]
     rules = load_yaml(RULES_FILE)["rules"]
     seen = set()
     for rule in rules:
@@ -44,7 +41,6 @@ def load_rules():
             missing = needed - set(rule["values"])
             if missing:
                 raise BuildError(where, f"example_text.{lang} uses {', '.join(sorted(missing))}, which the example does not compute")
-    _cache["rules"] = rules
     return rules
 
 
@@ -54,14 +50,11 @@ def example_sentence(rule, lang, units):
 
 
 def load_assumptions():
-    if "assumptions" in _cache:
-        return _cache["assumptions"]
     items = load_yaml(ASSUMPTIONS_FILE)["assumptions"]
     for item in items:
         where = f"{ASSUMPTIONS_FILE.name}: assumption {item.get('id', '?')}"
         require_languages(item.get("text"), where, "text")
         item["number"] = resolve(item["value"]["from"], where)
-    _cache["assumptions"] = items
     return items
 
 
@@ -75,7 +68,7 @@ def render_rules(ctx):
     rules = [
         {"rule": rule, "title": rule["title"][ctx.lang], "claim": rule["claim"][ctx.lang],
          "example": example_sentence(rule, ctx.lang, units)}
-        for rule in load_rules()
+        for rule in ctx.build.rules
     ]
-    assumptions = [assumption_sentence(item, ctx.lang, units) for item in load_assumptions()]
+    assumptions = [assumption_sentence(item, ctx.lang, units) for item in ctx.build.assumptions]
     return ctx.env.get_template("rules.html").render(t=ctx.catalog, rules=rules, assumptions=assumptions)

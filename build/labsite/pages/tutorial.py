@@ -10,31 +10,26 @@ are added to the page's table of contents so the right-hand TOC lists them.
 import hashlib
 import html
 import re
-from urllib.parse import urlencode
 
 import markdown
-from mkdocs.structure.toc import AnchorLink
 
 from lab_core.hardware import GPU_PRESETS
 from lab_view import format_quantity
 
 from .. import charts
+from ..labquery import lab_url
 from ..slots import slot_renderer
 from ..tutorial import chapter_files, cjk_tidy, load_chapter
 from ..tutorial_values import chapter_data
 
-_cache = {}
 
-
-def chapters():
+def load_chapters():
     """Chapters in reading order, validated against the values they use."""
-    if "chapters" not in _cache:
-        loaded = []
-        for path in chapter_files():
-            first = load_chapter(path)
-            loaded.append(load_chapter(path, chapter_data(first["id"]).values))
-        _cache["chapters"] = loaded
-    return _cache["chapters"]
+    loaded = []
+    for path in chapter_files():
+        first = load_chapter(path)
+        loaded.append(load_chapter(path, chapter_data(first["id"]).values))
+    return loaded
 
 
 def format_value(value, kind, units):
@@ -47,19 +42,6 @@ def format_value(value, kind, units):
 
 def formatted(values, units):
     return {name: format_value(value, kind, units) for name, (value, kind) in values.items()}
-
-
-def _query_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value == int(value):
-        return str(int(value))
-    return str(value)
-
-
-def try_link(ctx, workload):
-    query = urlencode([(name, _query_value(value)) for name, value in workload.items()])
-    return f"{ctx.link('lab/')}?{query}"
 
 
 _INPUT_KINDS = {"params": "params", "global_batch_tokens": "tokens", "inter_node_gbps": "gbps",
@@ -122,20 +104,6 @@ def render_chart(spec, catalog, units):
                                     reference=reference, caption=caption)
 
 
-def _add_to_toc(page, sections):
-    toc = getattr(page, "toc", None)
-    if toc is None:
-        return
-    items = getattr(toc, "items", None)
-    if items is None:
-        return
-    parent_children = items[0].children if items else items
-    existing = {link.id for link in parent_children}
-    for sid, heading in sections:
-        if sid not in existing:
-            parent_children.append(AnchorLink(heading, sid, 2))
-
-
 def chapter_context(chapter, lang, catalog):
     """Everything the chapter template needs, in one language (no HTML context)."""
     units = catalog["units"]
@@ -160,7 +128,7 @@ def chapter_context(chapter, lang, catalog):
 @slot_renderer("tutorial:index")
 def render_index(ctx):
     items = []
-    for number, chapter in enumerate(chapters(), start=1):
+    for number, chapter in enumerate(ctx.build.chapters, start=1):
         texts = ctx.catalog["tutorial"]["chapters"][chapter["id"]]
         items.append({"number": number, "title": texts["title"], "summary": texts["summary"],
                       "url": ctx.link(f"tutorial/{chapter['slug']}/")})
@@ -171,16 +139,16 @@ def render_index(ctx):
 def _register(chapter_id):
     @slot_renderer(f"tutorial:{chapter_id}")
     def render(ctx):
-        chapter = next(c for c in chapters() if c["id"] == chapter_id)
+        chapter = next(c for c in ctx.build.chapters if c["id"] == chapter_id)
         context = chapter_context(chapter, ctx.lang, ctx.catalog)
-        _add_to_toc(ctx.page, [(s["id"], _plain(s["heading"])) for s in context["sections"]]
-                    + [("try-it", ctx.catalog["tutorial"]["try_heading"]),
-                       ("sources", ctx.catalog["tutorial"]["sources_heading"])])
+        ctx.add_to_toc([(s["id"], _plain(s["heading"])) for s in context["sections"]]
+                       + [("try-it", ctx.catalog["tutorial"]["try_heading"]),
+                          ("sources", ctx.catalog["tutorial"]["sources_heading"])])
         workload = [(ctx.catalog["input_labels"].get(name, name), input_text(name, value, ctx.catalog["units"]))
                     for name, value in context["workload"].items()]
         return ctx.env.get_template("tutorial_chapter.html").render(
             t=ctx.catalog, chapter=chapter, sections=context["sections"], sources=context["sources"],
-            try_url=try_link(ctx, context["workload"]), workload=workload,
+            try_url=lab_url(ctx.link("lab/"), context["workload"]), workload=workload,
             chart_css=chart_stylesheet(ctx), lang=ctx.lang)
     return render
 
@@ -190,7 +158,7 @@ def chart_stylesheet(ctx):
     linked rather than inlined: the Content-Security-Policy allows no inline style."""
     data = charts.CHART_STYLE.encode("utf-8")
     name = f"assets/css/charts.{hashlib.sha256(data).hexdigest()[:10]}.css"
-    ctx.state["generated"][name] = data
+    ctx.build.generated[name] = data
     return ctx.root + name
 
 

@@ -1,28 +1,9 @@
-"""The "model vs published runs" page: every predicted figure next to the
-published one and the error, computed at build time (build/labsite/validation.py)."""
-from mkdocs.structure.toc import AnchorLink
-
+"""The "model vs published runs" page: the rows of the validation table
+(labsite.validation) that have a page entry, each predicted figure next to the
+published one and the error, computed at build time."""
 from ..slots import slot_renderer
 from ..tutorial import cjk_tidy
-from ..validation import SUMMARY_LINES, rows, summary
-
-_cache = {}
-
-
-def validation_rows():
-    if "rows" not in _cache:
-        _cache["rows"] = rows()
-    return _cache["rows"]
-
-
-def _add_to_toc(page, entries):
-    toc = getattr(page, "toc", None)
-    items = getattr(toc, "items", None)
-    if not items:
-        return
-    children = items[0].children
-    known = {link.id for link in children}
-    children.extend(AnchorLink(title, anchor, 2) for anchor, title in entries if anchor not in known)
+from ..validation import SUMMARY_LINES, summary
 
 
 def number(value):
@@ -44,19 +25,20 @@ def signed(value):
 
 def row_view(row, lang, catalog):
     texts = catalog["validation"]
-    label = dict(row.label)
+    entry = row.page
+    label = dict(entry.label)
     if "mode" in label:
         label["mode"] = texts["modes"][label["mode"]]
     if "run" in label:
         label["run"] = label["run_zh"] if lang == "zh" else label["run"]
     if "gpus" in label:
         label["gpus"] = f"{label['gpus']:,}"
-    quantity = texts["quantities"][row.quantity].format(**label)
-    note = texts["notes"][row.note] if row.note else (row.note_text or {}).get(lang, "")
+    quantity = texts["quantities"][entry.quantity].format(**label)
+    note = texts["notes"][entry.note] if entry.note else (entry.note_text or {}).get(lang, "")
     return {
-        "group": row.group, "quantity": quantity, "source": row.source, "url": row.url,
+        "group": entry.group, "quantity": quantity, "source": entry.source, "url": entry.url,
         "predicted": number(row.predicted), "published": number(row.published),
-        "unit": texts["units"][row.unit], "error": signed(row.error), "abs_error": abs(row.error),
+        "unit": texts["units"][entry.unit], "error": signed(row.error), "abs_error": abs(row.error),
         "kind": row.kind, "kind_label": texts["kinds"][row.kind], "note": note,
     }
 
@@ -65,7 +47,7 @@ def row_view(row, lang, catalog):
 def render_validation(ctx):
     if ctx.lang == "zh":
         ctx.catalog = dict(ctx.catalog, validation=cjk_tidy(ctx.catalog["validation"]))
-    all_rows = validation_rows()
+    all_rows = ctx.build.validation_rows
     views = [row_view(row, ctx.lang, ctx.catalog) for row in all_rows]
     groups = []
     for row in views:
@@ -84,8 +66,8 @@ def render_validation(ctx):
                  "count": stats[kind][1]} for kind in SUMMARY_LINES]
     misses, predictions = stats["misses"]
     texts = ctx.catalog["validation"]
-    _add_to_toc(ctx.page, [("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
-                + [("left-out", texts["left_out_heading"])])
+    ctx.add_to_toc([("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
+                   + [("left-out", texts["left_out_heading"])])
     return ctx.env.get_template("validation.html").render(
         t=ctx.catalog, groups=groups, averages=averages, misses=misses, predictions=predictions,
         prediction_mean=f"{stats['prediction'][0]:.1f}")

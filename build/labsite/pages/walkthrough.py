@@ -2,10 +2,11 @@
 each with its workload, the recommended shape, the five meters and the six
 decisions — the very view the lab shows for that workload (lab_view), so a
 card and the lab opened from its link agree to the digit."""
+from lab_core.planner.meters import METERS
 from lab_view import Session
 
 from ..labpage import default_inputs
-from ..scenarios import load_demo_path
+from ..labquery import lab_url
 from ..slots import slot_renderer
 from .lab import runtime_session_config
 
@@ -15,9 +16,9 @@ STEP_INPUTS = ("params", "gpus", "global_batch_tokens", "seq_len", "inter_node_g
 
 def walkthrough_steps(ctx):
     """``[{"id", "step", "title", "narrative", "facts", "view", "lab_url"}]`` in the page's language."""
-    config = runtime_session_config(ctx.state["layout"], ctx.catalog, ctx.lang, ctx.link("rules/"))
+    config = runtime_session_config(ctx.build.layout, ctx.catalog, ctx.lang, ctx.build.rules, ctx.link("rules/"))
     steps = []
-    for number, scenario in enumerate(load_demo_path(), start=1):
+    for number, scenario in enumerate(ctx.build.demo_path, start=1):
         inputs = dict(default_inputs(), **scenario.workload)
         result = Session(config).evaluate(inputs)
         view = result["view"]
@@ -27,7 +28,7 @@ def walkthrough_steps(ctx):
         steps.append({
             "id": scenario.id, "step": number, "title": scenario.title[ctx.lang],
             "narrative": scenario.narrative[ctx.lang], "facts": facts, "view": view,
-            "lab_url": f"{ctx.link('lab/')}?{scenario.lab_query()}",
+            "lab_url": lab_url(ctx.link("lab/"), scenario.workload),
         })
     return steps
 
@@ -35,4 +36,4 @@ def walkthrough_steps(ctx):
 @slot_renderer("walkthrough")
 def render_walkthrough(ctx):
     return ctx.env.get_template("walkthrough.html").render(
-        t=ctx.catalog, steps=walkthrough_steps(ctx), meter_names=("memory", "comms", "data", "activation", "fault"))
+        t=ctx.catalog, steps=walkthrough_steps(ctx), meter_names=METERS)

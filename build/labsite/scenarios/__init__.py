@@ -6,57 +6,44 @@
 
 Both raise labsite.errors.BuildError listing every problem, one per line as
 ``file:line: field: what is wrong (allowed: …)`` — the same lines
-``python build/check_scenarios.py`` prints. Results are cached per folder
-and revalidated when a file changes (``mkdocs serve``).
+``python -m labsite.check_scenarios`` prints. The format is
+scenarios/scenario.schema.json (schema.py); the site build validates the
+folder once per build (labsite.site.SiteBuild).
 """
 from pathlib import Path
 
 from ..errors import BuildError
-from ..paths import ROOT
-from .fields import DEMO_PATH_FILE, LANGUAGES, METRICS, predicted
+from ..paths import display_path
+from .metrics import METRICS, predicted
 from .model import Scenario
 from .problems import Problem
-from .validate import check_tree, example_files, scenario_files
+from .validate import SCENARIOS, check_scenario_file, check_tree
 
-SCENARIOS = ROOT / "scenarios"
-
-__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "LANGUAGES", "check_tree", "load_scenarios",
+__all__ = ["SCENARIOS", "Scenario", "Problem", "METRICS", "check_tree", "load_scenarios", "load_scenario",
            "load_demo_path", "load_all", "predicted", "problems_text"]
-
-_cache = {}
 
 
 def problems_text(problems):
     return "\n".join(str(p) for p in problems)
 
 
-def _fingerprint(directory):
-    files = scenario_files(directory) + example_files(directory) + [directory / DEMO_PATH_FILE]
-    stamp = []
-    for path in files:
-        try:
-            info = path.stat()
-            stamp.append((str(path), info.st_mtime_ns, info.st_size))
-        except OSError:
-            stamp.append((str(path), None, None))
-    return tuple(stamp)
-
-
 def load_all(directory=SCENARIOS):
     """``(scenarios by id, demo path ids)`` of a valid folder; BuildError otherwise."""
     directory = Path(directory)
-    stamp = _fingerprint(directory)
-    cached = _cache.get(str(directory))
-    if cached and cached[0] == stamp:
-        return cached[1]
     result = check_tree(directory)
     if not result.ok:
-        count = len(result.problems)
-        raise BuildError(directory, f"{count} problem{'s' if count != 1 else ''} in scenario files:\n"
-                                    + problems_text(result.problems))
-    value = (dict(sorted(result.scenarios.items())), list(result.demo_path))
-    _cache[str(directory)] = (stamp, value)
-    return value
+        count, files = len(result.problems), len({p.file for p in result.problems})
+        raise BuildError(display_path(directory), f"{count} problem{'s' if count != 1 else ''} in "
+                         f"{files} scenario file{'s' if files != 1 else ''}:\n" + problems_text(result.problems))
+    return dict(sorted(result.scenarios.items())), list(result.demo_path)
+
+
+def load_scenario(scenario_id, directory=SCENARIOS):
+    """One scenario file, validated on its own (BuildError lists its problems)."""
+    scenario, problems = check_scenario_file(Path(directory) / f"{scenario_id}.yaml")
+    if problems:
+        raise BuildError(display_path(Path(directory) / f"{scenario_id}.yaml"), "\n" + problems_text(problems))
+    return scenario
 
 
 def load_scenarios(directory=SCENARIOS):

@@ -1,18 +1,7 @@
 """A validated scenario: plain data the pages render and the lab opens."""
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
 
 from lab_core import Parallelism, Workload
-
-
-def _query_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    if value is None:
-        return "0"
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -43,10 +32,6 @@ class Scenario:
 
     def parallelism_object(self):
         return None if self.parallelism is None else Parallelism(**self.parallelism)
-
-    def lab_query(self):
-        """URL query that opens the lab at this workload (parameters named like the inputs)."""
-        return urlencode([(name, _query_value(value)) for name, value in self.workload.items()])
 
     def text(self, name, lang):
         value = getattr(self, name)

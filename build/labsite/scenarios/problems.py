@@ -1,7 +1,6 @@
 """One validation error: ``file:line: field: what is wrong (allowed: …)``."""
 import difflib
 from dataclasses import dataclass
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -17,15 +16,6 @@ class Problem:
         if self.allowed:
             text += f" (allowed: {self.allowed})"
         return text
-
-
-def display_path(path):
-    """The path as messages show it: relative to the working directory when inside it."""
-    path = Path(path)
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (OSError, ValueError):
-        return path.as_posix()
 
 
 def did_you_mean(word, choices):

@@ -81,6 +81,9 @@ function labelFor(name, value) {
 }
 
 // ---- URL -------------------------------------------------------------------
+// The query form the build's links use too (build/labsite/labquery.py):
+// true/false, numbers as String() prints them, and an absent value (null,
+// "derive it from params") as an empty string, which parseValue reads back.
 function urlFor(inputs) {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(inputs)) {

@@ -1,23 +1,17 @@
-"""Check scenario files: python build/check_scenarios.py [FILES]
+"""Check scenario files: python -m labsite.check_scenarios [FILES]  (make check-scenarios FILES=...)
 
 With no FILES, checks every scenario in scenarios/, the examples in
 scenarios/examples/ and the demo path. With FILES, checks those files in the
 context of scenarios/ (ids must stay unique; a demo path's ids must exist).
 
+The format is scenarios/scenario.schema.json (and demo-path.schema.json).
 Every problem is listed, one per line:  file:line: field: what is wrong (allowed: …)
 Exit status: 0 all valid, 1 problems found, 2 usage error.
-
-    --write-schema   regenerate scenarios/scenario.schema.json and demo-path.schema.json
 """
 import sys
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-for _path in (_HERE, _HERE.parent):
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
-
-USAGE = "usage: python build/check_scenarios.py [--write-schema] [FILE.yaml ...]"
+USAGE = "usage: python -m labsite.check_scenarios [FILE.yaml ...]"
 
 
 def _usage_error(message):
@@ -25,34 +19,17 @@ def _usage_error(message):
     return 2
 
 
-def write_schemas(directory):
-    from labsite.scenarios.fields import DEMO_PATH_SCHEMA_FILE, SCENARIO_SCHEMA_FILE
-    from labsite.scenarios.jsonschema import demo_path_schema, dumps, scenario_schema
-
-    for name, schema in ((SCENARIO_SCHEMA_FILE, scenario_schema()), (DEMO_PATH_SCHEMA_FILE, demo_path_schema())):
-        (directory / name).write_text(dumps(schema), encoding="utf-8")
-        print(f"wrote {directory / name}")
-    return 0
-
-
 def main(argv):
-    from labsite.scenarios import SCENARIOS, check_tree
+    from .scenarios import SCENARIOS, check_tree
 
-    files, write = [], False
+    files = []
     for arg in argv:
         if arg in ("-h", "--help"):
             print(__doc__.strip())
             return 0
-        if arg == "--write-schema":
-            write = True
-        elif arg.startswith("-") and arg != "-":
+        if arg.startswith("-") and arg != "-":
             return _usage_error(f"unknown option {arg}")
-        else:
-            files.append(Path(arg))
-    if write:
-        if files:
-            return _usage_error("--write-schema takes no files")
-        return write_schemas(SCENARIOS)
+        files.append(Path(arg))
     for path in files:
         if not path.is_file():
             return _usage_error(f"no such file: {path}")

@@ -1,0 +1,47 @@
+"""Mixture-of-experts layers: what an expert holds, what a token uses.
+
+A mixture-of-experts (MoE) layer replaces the MLP by `count` routed experts
+(MLPs of inner size `ffn_hidden`, same convention as shape.ffn_hidden: a
+gated MLP with inner size f is entered as 1.5 f), of which a router sends
+each token to `per_token` (top-k), plus `shared` experts every token uses
+(Switch Transformer arXiv:2101.03961 Sec 2; DeepSeekMoE arXiv:2401.06066
+Sec 3 for shared experts). The first `dense_layers` layers keep a dense MLP
+(DeepSeek-V3's first three, arXiv:2412.19437 Sec 4.2).
+"""
+
+
+def mlp_params(hidden, ffn_hidden):
+    """Weights and biases of one MLP: two h x f matrices, f + h biases (shape.params_per_layer)."""
+    return 2.0 * hidden * ffn_hidden + ffn_hidden + hidden
+
+
+class Experts:
+    """The MoE part of a model shape; dense models have none (shape.experts is None)."""
+
+    __slots__ = ("count", "per_token", "ffn_hidden", "shared", "dense_layers", "moe_layers",
+                 "expert_params", "router_params")
+
+    def __init__(self, hidden, layers, count, per_token, ffn_hidden, shared, dense_layers):
+        self.count = count
+        self.per_token = per_token
+        self.ffn_hidden = ffn_hidden
+        self.shared = shared
+        self.dense_layers = dense_layers
+        self.moe_layers = layers - dense_layers
+        self.expert_params = float(mlp_params(hidden, ffn_hidden))
+        # The router: one h x E projection scoring every expert for each token.
+        self.router_params = float(hidden * count)
+
+    @property
+    def routed_params(self):
+        """Parameters of one layer's routed experts (what expert parallelism splits)."""
+        return self.count * self.expert_params
+
+    @property
+    def used_per_token(self):
+        """Experts one token runs through: top-k routed plus the shared ones."""
+        return self.per_token + self.shared
+
+    def to_dict(self):
+        return {"experts": self.count, "experts_per_token": self.per_token, "expert_ffn_hidden": self.ffn_hidden,
+                "shared_experts": self.shared, "dense_layers": self.dense_layers}
