@@ -70,6 +70,7 @@ check-scenarios: $(STAMPS)/venv
 validation: $(STAMPS)/venv
 	$(PY) -m labtools.validation_report
 	$(PY) -m labtools.fit_calibration
+	$(PY) -m labtools.fit_modern_stack
 
 clean:
 	rm -rf site $(STAMPS) .pytest_cache .cache

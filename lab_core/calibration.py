@@ -19,10 +19,10 @@ The fits are reproduced by tools/fit_calibration.py.
 # run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.663,
-    "h800_80gb": 0.663,
-    "h200_141gb": 0.663,
-    "b200_192gb": 0.559,
+    "h100_80gb": 0.689,
+    "h800_80gb": 0.689,
+    "h200_141gb": 0.689,
+    "b200_192gb": 0.579,
 }
 
 # GEMM efficiency depends on the GEMM's size: few rows (tokens of one
@@ -30,22 +30,23 @@ GEMM_EFFICIENCY = {
 # (its smaller side after tensor parallelism) fill the tensor cores less.
 # Efficiency = E / (1 + GEMM_TOKEN_SCALE / tokens + GEMM_WIDTH_SCALE / width).
 # CALIBRATED (Hopper, Blackwell): log least-squares fit to DeepGEMM's FP8 GEMM
-# throughput on H800 by shape at M = 4,096 rows (deepseek-ai/DeepGEMM README,
-# "Normal GEMMs for dense models", commit a9967bc; 6 shapes, rms 5%); the same
-# shape dependence is assumed in 16-bit and on B200. a100: 0 (one size, above).
+# throughput on H800 by shape at M = 128 and 4,096 rows (deepseek-ai/DeepGEMM
+# README, "Normal GEMMs for dense models", commit a9967bc; 12 shapes, rms 13%;
+# content/validation/gemm_measurements.yaml, tools/fit_modern_stack.py); the
+# same shape dependence is assumed in 16-bit and on B200. a100: 0 (one size, above).
 GEMM_TOKEN_SCALE = {
     "a100_80gb": 0.0,
-    "h100_80gb": 157.0,
-    "h800_80gb": 157.0,
-    "h200_141gb": 157.0,
-    "b200_192gb": 157.0,
+    "h100_80gb": 276.0,
+    "h800_80gb": 276.0,
+    "h200_141gb": 276.0,
+    "b200_192gb": 276.0,
 }
 GEMM_WIDTH_SCALE = {
     "a100_80gb": 0.0,
-    "h100_80gb": 556.0,
-    "h800_80gb": 556.0,
-    "h200_141gb": 556.0,
-    "b200_192gb": 556.0,
+    "h100_80gb": 670.0,
+    "h800_80gb": 670.0,
+    "h200_141gb": 670.0,
+    "b200_192gb": 670.0,
 }
 
 # Fraction of the FP8 dense peak FP8 transformer GEMMs reach before the size
@@ -56,10 +57,10 @@ GEMM_WIDTH_SCALE = {
 # on B200 (6; the b200 value), NeMo's long-sequence table (6) and llm-foundry
 # on H100 (77). Every other modern group is out of sample.
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.586,
-    "h800_80gb": 0.586,
-    "h200_141gb": 0.586,
-    "b200_192gb": 0.550,
+    "h100_80gb": 0.608,
+    "h800_80gb": 0.608,
+    "h200_141gb": 0.608,
+    "b200_192gb": 0.569,
 }
 
 # Fraction of the 16-bit dense peak a flash-attention kernel reaches on the
@@ -79,15 +80,15 @@ ATTENTION_EFFICIENCY = {
 # Transformer Engine and for the 2021 stack the A100 fit describes.
 # torch_native (torchtitan, FSDP, torch.compile, PyTorch's flash attention):
 # CALIBRATED with FP8_GEMM_EFFICIENCY on llm-foundry's runs (torchtitan's are
-# out of sample); its compute factor fits to 1.00, its attention to 0.49.
+# out of sample).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 1.0,
+    "torch_native": 0.997,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 0.493,
+    "torch_native": 0.496,
     "megatron_lm_2021": 1.0,
 }
 
@@ -153,7 +154,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.334
+COMM_CONTENTION = 0.325
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's

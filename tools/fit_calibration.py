@@ -1,15 +1,18 @@
-"""Reproduce the calibration of lab_core/calibration.py (standalone).
+"""Reproduce the A100 calibration of lab_core/calibration.py (standalone).
 
-Grid search over GEMM efficiency, element-wise traffic, backward element-wise
-ratio, TP backward overlap and A100 NVLink all-reduce efficiency, minimising the
-squared relative error of the 10 per-layer times (fwd, bwd) of the 22B model in
-Korthikanti et al. arXiv:2205.05198 Table 4; then the overlap fraction
-(DP_OVERLAP_FRACTION) on the six DeepSpeed ZeRO-3 rows of arXiv:2104.04473
-Table 2 (fit_overlap). The figures and the predictions are the validation
-table's (labsite.validation). Run: python -m labtools.fit_calibration
+A least-squares search over a grid (scipy.optimize.brute: the constants are
+kept on round steps, as a reader can check them) of GEMM efficiency,
+element-wise traffic, backward element-wise ratio, TP backward overlap and
+A100 NVLink all-reduce efficiency, minimising the squared relative error of
+the 10 per-layer times (fwd, bwd) of the 22B model in Korthikanti et al.
+arXiv:2205.05198 Table 4; then the overlap fraction (DP_OVERLAP_FRACTION) on
+the six DeepSpeed ZeRO-3 rows of arXiv:2104.04473 Table 2 (fit_overlap). The
+figures and the predictions are the validation table's (labsite.validation).
+The modern stacks' constants: labtools.fit_modern_stack.
+Run: python -m labtools.fit_calibration
 """
-import itertools
-import math
+import numpy as np
+from scipy.optimize import brute
 
 from lab_core import calibration as cal
 from labsite.validation import end_to_end_runs, load_facts, table4_prediction
@@ -35,37 +38,37 @@ def fit_overlap():
     ZeRO-3 rows (content/validation/end_to_end.yaml, group table2_zero3)."""
     runs = [run for run in end_to_end_runs() if run.group["id"] == "table2_zero3"]
     saved = cal.DP_OVERLAP_FRACTION
-    best = None
+
+    def cost(x):
+        cal.DP_OVERLAP_FRACTION = float(x[0])
+        return float(np.sum(np.log([run.predicted() / run.published for run in runs]) ** 2))
+
     try:
-        for hundredths in range(5, 100):
-            cal.DP_OVERLAP_FRACTION = hundredths / 100
-            value = sum(math.log(run.predicted() / run.published) ** 2 for run in runs)
-            if best is None or value < best[0]:
-                best = (value, hundredths / 100)
+        return round(float(brute(cost, (slice(0.05, 1.0, 0.01),), finish=None)), 2)
     finally:
         cal.DP_OVERLAP_FRACTION = saved
-    return best[1]
+
+
+def _set_table4(g, e, k, o, n):
+    cal.GEMM_EFFICIENCY["a100_80gb"] = g
+    cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE = e
+    cal.BACKWARD_ELEMENTWISE_RATIO = k
+    cal.TP_BACKWARD_OVERLAP = o
+    cal.NVLINK_BUSBW_FRACTION["a100_80gb"] = n
 
 
 def fit(published):
-    best = None
-    grid = itertools.product(
-        [x / 100 for x in range(60, 90, 2)],      # GEMM efficiency
-        [x / 10 for x in range(5, 41, 5)],         # element-wise traffic
-        [x / 10 for x in range(5, 31, 2)],         # backward element-wise ratio
-        [x / 10 for x in range(0, 11, 2)],         # TP backward overlap
-        [x / 100 for x in range(50, 101, 5)],      # A100 NVLink fraction
-    )
-    for g, e, k, o, n in grid:
-        cal.GEMM_EFFICIENCY["a100_80gb"] = g
-        cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE = e
-        cal.BACKWARD_ELEMENTWISE_RATIO = k
-        cal.TP_BACKWARD_OVERLAP = o
-        cal.NVLINK_BUSBW_FRACTION["a100_80gb"] = n
-        value = loss(published)
-        if best is None or value < best[0]:
-            best = (value, g, e, k, o, n)
-    return best
+    """(loss, GEMM efficiency, element-wise traffic, backward ratio, TP overlap, NVLink fraction)."""
+    grid = (slice(0.60, 0.89, 0.02), slice(0.5, 4.01, 0.5), slice(0.5, 3.01, 0.2), slice(0.0, 1.01, 0.2),
+            slice(0.50, 1.001, 0.05))
+
+    def cost(x):
+        _set_table4(*(float(v) for v in x))
+        return loss(published)
+
+    best = [round(float(v), 2) for v in brute(cost, grid, finish=None)]
+    _set_table4(*best)
+    return (loss(published), *best)
 
 
 def _print_table4(published):
@@ -79,12 +82,6 @@ def main():
     print("current constants:")
     _print_table4(published)
     best = fit(published)
-    _, g, e, k, o, n = best
-    cal.GEMM_EFFICIENCY["a100_80gb"] = g
-    cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE = e
-    cal.BACKWARD_ELEMENTWISE_RATIO = k
-    cal.TP_BACKWARD_OVERLAP = o
-    cal.NVLINK_BUSBW_FRACTION["a100_80gb"] = n
     print("best fit: loss=%.5f GEMM_EFFICIENCY=%.2f ELEMENTWISE=%.2f BACKWARD_RATIO=%.2f "
           "TP_OVERLAP=%.2f NVLINK_FRACTION=%.2f" % best)
     _print_table4(published)

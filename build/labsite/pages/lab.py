@@ -28,10 +28,10 @@ def runtime_session_config(layout, catalog, lang, rules, rules_href="../rules/")
     return session_config(layout, catalog, runtime_catalog_extras(rules, lang, rules_href))
 
 
-def _card_results(ctx, config, script_url):
+def _card_results(ctx, config, script):
     """Each card's precomputed result as JSON (fetched over http), plus one
     classic script with all of them for file://, where fetch is refused.
-    Returns the cards; ``script_url["url"]`` is set to the script's URL."""
+    Returns the cards; the script's URL goes to script["url"]."""
     cards, results = [], {}
     for step, scenario in enumerate(ctx.build.demo_path, start=1):
         inputs = dict(config["defaults"])
@@ -43,21 +43,21 @@ def _card_results(ctx, config, script_url):
         results[scenario.id] = result
         cards.append({"id": scenario.id, "step": step, "title": scenario.title[ctx.lang],
                       "summary": scenario.summary[ctx.lang], "inputs": result["inputs"], "view": ctx.root + name})
-    script = ("LabPage.registerCards(" + json.dumps(results, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-              + ");\n").encode("utf-8")
-    name = f"{CARD_VIEW_DIR}/{ctx.lang}/cards.{hashlib.sha256(script).hexdigest()[:10]}.js"
-    ctx.build.generated[name] = script
-    script_url["url"] = ctx.root + name
+    code = ("LabPage.registerCards(" + json.dumps(results, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            + ");\n").encode("utf-8")
+    name = f"{CARD_VIEW_DIR}/{ctx.lang}/cards.{hashlib.sha256(code).hexdigest()[:10]}.js"
+    ctx.build.generated[name] = code
+    script["url"] = ctx.root + name
     return cards
 
 
 @slot_renderer("lab")
 def render_lab(ctx):
     pyzip_url = f"{ctx.root}{assets.PYZIP_DIR}/{ctx.build.pyzip_name}"
-    cards_script = {}
     extras = runtime_catalog_extras(ctx.build.rules, ctx.lang, ctx.link("rules/"))
+    script = {}
     data = lab_page_data(ctx.build.layout, ctx.catalog, ctx.lang, ctx.root, pyzip_url,
-                         catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config, cards_script),
+                         catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config, script),
                          rules_href=extras["rules_href"], dev_server=ctx.build.dev_server)
-    data["runtime"]["cardsScript"] = cards_script.get("url", "")
+    data["runtime"]["cardsScript"] = script.get("url", "")
     return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)

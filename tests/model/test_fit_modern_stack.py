@@ -1,0 +1,34 @@
+"""The modern-stack constants of lab_core/calibration.py are what their fits give.
+
+labtools.fit_modern_stack reruns each least-squares fit on the published
+figures it names; a constant edited by hand, or a model change that moves a
+fit, fails here by name."""
+import pytest
+
+from lab_core import calibration as cal
+from labtools import fit_modern_stack as fit
+
+REL = 0.02   # the shipped constants are rounded to three digits
+
+
+def test_gemm_shape_constants_are_the_deepgemm_fit():
+    _, tokens, width = fit.fit_gemm_shape()
+    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb", "b200_192gb"):
+        assert cal.GEMM_TOKEN_SCALE[gpu] == pytest.approx(tokens, rel=REL)
+        assert cal.GEMM_WIDTH_SCALE[gpu] == pytest.approx(width, rel=REL)
+
+
+def test_modern_constants_are_the_end_to_end_fit():
+    fitted = fit.fit_modern()
+    for name, value, shipped in zip(fit.MODERN_NAMES, fitted, fit.shipped_modern()):
+        assert shipped == pytest.approx(value, rel=REL), name
+
+
+def test_sixteen_bit_gemm_efficiency_follows_from_fp8_by_the_measured_ratio():
+    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb", "b200_192gb"):
+        derived = fit.bf16_from_fp8(cal.FP8_GEMM_EFFICIENCY[gpu], gpu)
+        assert cal.GEMM_EFFICIENCY[gpu] == pytest.approx(derived, rel=0.002), gpu
+
+
+def test_moe_alltoall_share_is_its_fit():
+    assert cal.MOE_ALLTOALL_EXPOSED == pytest.approx(fit.fit_moe()[0], rel=REL)

@@ -1,0 +1,137 @@
+"""Reproduce the modern-stack calibration of lab_core/calibration.py.
+
+Three least-squares fits, each on the published figures it names (every other
+row of content/validation/end_to_end.yaml stays out of sample):
+
+1. GEMM shape: GEMM_TOKEN_SCALE and GEMM_WIDTH_SCALE from DeepGEMM's FP8 GEMM
+   throughput on H800 at M = 128 and 4,096 rows (content/validation/gemm_measurements.yaml;
+   two row counts so the token scale is identified; the M = 64 rows are memory-bound).
+2. Modern runs: FP8_GEMM_EFFICIENCY (Hopper, B200), ATTENTION_EFFICIENCY,
+   COMM_CONTENTION and the torch_native stack's factors on the groups in
+   END_TO_END_GROUPS; the 16-bit GEMM efficiency follows from the FP8 one by
+   the measured best-matmul ratio of the same GPU (bf16_from_fp8).
+3. Mixture of experts: MOE_ALLTOALL_EXPOSED on MOE_GROUPS.
+
+Each fit minimises squared log errors (scipy.optimize.least_squares). Run:
+python -m labtools.fit_modern_stack   (prints fitted next to shipped values)
+"""
+import math
+from pathlib import Path
+
+import numpy as np
+import yaml
+from scipy.optimize import least_squares
+
+from lab_core import calibration as cal
+from labsite.validation import end_to_end_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+GEMM_MEASUREMENTS = ROOT / "content" / "validation" / "gemm_measurements.yaml"
+END_TO_END_GROUPS = ("nemo_h100_fp8", "nemo_b200_fp8", "nemo_longseq_h100", "llmfoundry_h100")
+MOE_GROUPS = ("moe_mbridge_h100",)
+HOPPER = ("h100_80gb", "h800_80gb", "h200_141gb")
+SHAPE_MIN_ROWS = 128
+
+
+def measurements():
+    with open(GEMM_MEASUREMENTS, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def best_matmul_efficiency(gpu, precision):
+    for row in measurements()["best_achievable_matmul"]["rows"]:
+        if row["gpu"] == gpu and row["precision"] == precision:
+            return row["tflops"] / row["peak_tflops"]
+    raise KeyError((gpu, precision))
+
+
+def bf16_from_fp8(fp8, gpu):
+    """16-bit GEMM efficiency of a GPU from its FP8 one and their measured best-matmul ratio."""
+    source = "h100_80gb" if gpu in HOPPER else gpu
+    return fp8 * best_matmul_efficiency(source, "bf16") / best_matmul_efficiency(source, "fp8")
+
+
+def fit_gemm_shape():
+    """(efficiency, token scale, width scale) of E / (1 + T0 / m + W0 / min(n, k))."""
+    table = measurements()["deepgemm_h800_fp8"]
+    rows = [r for r in table["rows"] if r["m"] >= SHAPE_MIN_ROWS]
+    m = np.array([r["m"] for r in rows], float)
+    width = np.array([min(r["n"], r["k"]) for r in rows], float)
+    measured = np.array([r["tflops"] for r in rows], float) / table["peak_tflops"]
+
+    def residuals(x):
+        return np.log(x[0] / (1.0 + x[1] / m + x[2] / width) / measured)
+
+    return least_squares(residuals, [0.8, 100.0, 500.0], bounds=([0.1, 0.0, 0.0], [1.0, 1e5, 1e5])).x
+
+
+def _set_modern(x):
+    fp8, b200_fp8, attention, contention, native_compute, native_attention = x
+    for gpu in HOPPER:
+        cal.FP8_GEMM_EFFICIENCY[gpu] = fp8
+        cal.GEMM_EFFICIENCY[gpu] = bf16_from_fp8(fp8, gpu)
+        cal.ATTENTION_EFFICIENCY[gpu] = attention
+    cal.FP8_GEMM_EFFICIENCY["b200_192gb"] = b200_fp8
+    cal.GEMM_EFFICIENCY["b200_192gb"] = bf16_from_fp8(b200_fp8, "b200_192gb")
+    cal.ATTENTION_EFFICIENCY["b200_192gb"] = attention
+    cal.COMM_CONTENTION = contention
+    cal.STACK_COMPUTE_EFFICIENCY["torch_native"] = native_compute
+    cal.STACK_ATTENTION_EFFICIENCY["torch_native"] = native_attention
+
+
+MODERN_NAMES = ("FP8_GEMM_EFFICIENCY[h100]", "FP8_GEMM_EFFICIENCY[b200]", "ATTENTION_EFFICIENCY",
+                "COMM_CONTENTION", "STACK_COMPUTE_EFFICIENCY[torch_native]",
+                "STACK_ATTENTION_EFFICIENCY[torch_native]")
+
+
+def shipped_modern():
+    return (cal.FP8_GEMM_EFFICIENCY["h100_80gb"], cal.FP8_GEMM_EFFICIENCY["b200_192gb"],
+            cal.ATTENTION_EFFICIENCY["h100_80gb"], cal.COMM_CONTENTION,
+            cal.STACK_COMPUTE_EFFICIENCY["torch_native"], cal.STACK_ATTENTION_EFFICIENCY["torch_native"])
+
+
+def _log_errors(runs):
+    return np.array([math.log(run.predicted() / run.published) for run in runs])
+
+
+def _fit(runs, setter, start, lower, upper, shipped):
+    try:
+        return least_squares(lambda x: (setter(x), _log_errors(runs))[1], start, bounds=(lower, upper)).x
+    finally:
+        setter(shipped)
+
+
+def fit_modern(runs=None):
+    """The modern-stack constants fitted to END_TO_END_GROUPS (in MODERN_NAMES order)."""
+    runs = [r for r in (runs or end_to_end_runs()) if r.group["id"] in END_TO_END_GROUPS]
+    return _fit(runs, _set_modern, shipped_modern(), [0.1, 0.1, 0.1, 0.0, 0.3, 0.1], [1.0, 1.0, 1.0, 1.0, 1.5, 1.5],
+                shipped_modern())
+
+
+def fit_moe(runs=None):
+    """MOE_ALLTOALL_EXPOSED fitted to MOE_GROUPS."""
+    runs = [r for r in (runs or end_to_end_runs()) if r.group["id"] in MOE_GROUPS]
+
+    def setter(x):
+        cal.MOE_ALLTOALL_EXPOSED = x[0]
+
+    return _fit(runs, setter, [cal.MOE_ALLTOALL_EXPOSED], [0.0], [1.0], [cal.MOE_ALLTOALL_EXPOSED])
+
+
+def main():
+    efficiency, tokens, width = fit_gemm_shape()
+    print(f"GEMM shape (DeepGEMM H800 FP8, M >= {SHAPE_MIN_ROWS}): E {efficiency:.3f}, "
+          f"GEMM_TOKEN_SCALE {tokens:.0f} (shipped {cal.GEMM_TOKEN_SCALE['h100_80gb']:.0f}), "
+          f"GEMM_WIDTH_SCALE {width:.0f} (shipped {cal.GEMM_WIDTH_SCALE['h100_80gb']:.0f})")
+    print("Modern runs (" + ", ".join(END_TO_END_GROUPS) + "):")
+    for name, fitted, shipped in zip(MODERN_NAMES, fit_modern(), shipped_modern()):
+        print(f"  {name:42s} fitted {fitted:.3f}  shipped {shipped:.3f}")
+    for gpu in ("h100_80gb", "b200_192gb"):
+        print(f"  GEMM_EFFICIENCY[{gpu}] from the FP8 value: {bf16_from_fp8(cal.FP8_GEMM_EFFICIENCY[gpu], gpu):.3f}"
+              f" (shipped {cal.GEMM_EFFICIENCY[gpu]:.3f})")
+    print(f"MoE ({', '.join(MOE_GROUPS)}): MOE_ALLTOALL_EXPOSED fitted {fit_moe()[0]:.3f}"
+          f"  shipped {cal.MOE_ALLTOALL_EXPOSED:.3f}")
+
+
+if __name__ == "__main__":
+    main()
