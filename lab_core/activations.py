@@ -7,7 +7,7 @@ under 1F1B) holds in total.
 
 
 def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                    flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True):
+                    flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False):
     """Activation bytes of one layer for one micro-batch on one GPU.
 
     Source: arXiv:2205.05198 Table 2 (Eq 1, 2, 4, 6 and Sec 5):
@@ -27,7 +27,12 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     attention with r = kv_heads / heads stores 2r of each (arXiv:2305.13245).
     Without dropout the two 1-byte masks of the 10 replicated units go, and the
     scores term keeps only the softmax output, 2 a s / h of its 5 (the mask and
-    the dropout output go).
+    the dropout output go). fp8_inputs: the four GEMMs keep their inputs for
+    the backward in FP8, one byte instead of two (Transformer Engine saves the
+    FP8 copy it multiplied with, arXiv:2209.05433 Sec 4): the query/key/value
+    and MLP inputs (2 replicated units each) and the output-projection and
+    second-MLP inputs (2 and 2 f / h sharded units) shrink by half. A TEACHING
+    ASSUMPTION: stacks differ in what they keep in FP8.
     """
     sbh = float(s) * b * h
     if recompute == "full":
@@ -35,6 +40,9 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     f = 4.0 * h if ffn_hidden is None else ffn_hidden
     sharded = 4.0 + 4.0 * kv_ratio + 4.0 * f / h
     replicated = 10.0 if dropout else 8.0
+    if fp8_inputs:
+        replicated -= 2.0
+        sharded -= 1.0 + f / h
     if flash_attention or recompute == "selective":
         scores = 0.0
     else:
@@ -45,7 +53,7 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
 
 
 def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                  flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True):
+                  flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False):
     """Activations rebuilt for the backward pass of one layer, one micro-batch.
 
     Recomputation trades stored activations for a transient peak: while one
@@ -58,11 +66,12 @@ def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     """
     if recompute == "none":
         return 0.0
-    whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout)
+    whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout,
+                            fp8_inputs)
     if recompute == "full":
         return whole
     return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden,
-                                   kv_ratio, dropout)
+                                   kv_ratio, dropout, fp8_inputs)
 
 
 def interleave_multiplier(p, v):
@@ -89,12 +98,13 @@ def first_stage_bytes(per_layer, layers, p, micro_batches, v=1):
     return per_layer * (layers / p) * in_flight * interleave_multiplier(p, v)
 
 
-def moe_dispatch_bytes(s, b, h, t, sequence_parallel, routed_copies):
+def moe_dispatch_bytes(s, b, h, t, sequence_parallel, routed_copies, fp8_inputs=False):
     """Token copies a mixture-of-experts layer keeps for its backward: each
-    token's hidden state permuted to its k experts, 2 bytes per value
-    (Megatron-Core's token dispatcher, arXiv:2504.14960 Sec 3.1); with sequence
-    parallelism each tensor-parallel rank dispatches only its own s / t tokens."""
-    copies = 2.0 * float(s) * b * h * routed_copies
+    token's hidden state permuted to its k experts, 2 bytes per value (1 when
+    the experts' GEMMs keep FP8 inputs; per_layer_bytes) (Megatron-Core's token
+    dispatcher, arXiv:2504.14960 Sec 3.1); with sequence parallelism each
+    tensor-parallel rank dispatches only its own s / t tokens."""
+    copies = (1.0 if fp8_inputs else 2.0) * float(s) * b * h * routed_copies
     return copies / t if sequence_parallel else copies
 
 

@@ -123,8 +123,9 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
     sp = sequence_parallel and tp > 1
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
     b, h, a, f, r, drop = micro_batch, ctx.hidden, ctx.heads, ctx.ffn_hidden, ctx.kv_ratio, ctx.dropout
-    per_layer = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop)
-    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop)
+    fp8 = ctx.precision == "fp8"
+    per_layer = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop, fp8)
+    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop, fp8)
     layers = stage.dense * per_layer
     if stage.moe:
         moe_layer, moe_working = moe_layer_activations(ctx, tokens, b, tp, sp, recompute)
@@ -148,10 +149,11 @@ def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
     routed = experts.per_token * cal.MOE_CAPACITY_FACTOR
     width = (routed + experts.shared) * experts.ffn_hidden
     h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
-    stored = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop)
-    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop)
+    fp8 = ctx.precision == "fp8"
+    stored = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8)
+    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8)
     if recompute != "full":
-        stored += moe_dispatch_bytes(tokens, b, h, tp, sp, routed)
+        stored += moe_dispatch_bytes(tokens, b, h, tp, sp, routed, fp8)
     return stored, working
 
 

@@ -94,25 +94,24 @@ def _log_errors(runs):
     return np.array([math.log(run.predicted() / run.published) for run in runs])
 
 
-# Every calibration value a fit sets: restored exactly afterwards (re-deriving
-# them through a setter changed GPUs whose shipped values differ, and later
-# tests in the same process then saw another model).
-_FITTED_TABLES = ("FP8_GEMM_EFFICIENCY", "GEMM_EFFICIENCY", "ATTENTION_EFFICIENCY", "STACK_COMPUTE_EFFICIENCY",
-                  "STACK_ATTENTION_EFFICIENCY")
-_FITTED_VALUES = ("COMM_CONTENTION", "MOE_ALLTOALL_EXPOSED")
+_TOUCHED = ("FP8_GEMM_EFFICIENCY", "GEMM_EFFICIENCY", "ATTENTION_EFFICIENCY", "COMM_CONTENTION",
+            "STACK_COMPUTE_EFFICIENCY", "STACK_ATTENTION_EFFICIENCY", "MOE_ALLTOALL_EXPOSED")
 
 
 def _fit(runs, setter, start, lower, upper):
-    saved = {name: dict(getattr(cal, name)) for name in _FITTED_TABLES}
-    saved.update({name: getattr(cal, name) for name in _FITTED_VALUES})
+    """Least squares over `setter`'s constants; every constant is restored
+    exactly afterwards (other code in the process reads them)."""
+    saved = {name: (dict(value) if isinstance(value, dict) else value)
+             for name, value in ((n, getattr(cal, n)) for n in _TOUCHED)}
     try:
         return least_squares(lambda x: (setter(x), _log_errors(runs))[1], start, bounds=(lower, upper)).x
     finally:
-        for name in _FITTED_TABLES:
-            getattr(cal, name).clear()
-            getattr(cal, name).update(saved[name])
-        for name in _FITTED_VALUES:
-            setattr(cal, name, saved[name])
+        for name, value in saved.items():
+            if isinstance(value, dict):
+                getattr(cal, name).clear()
+                getattr(cal, name).update(value)
+            else:
+                setattr(cal, name, value)
 
 
 def fit_modern(runs=None):

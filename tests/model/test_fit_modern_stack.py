@@ -32,3 +32,9 @@ def test_sixteen_bit_gemm_efficiency_follows_from_fp8_by_the_measured_ratio():
 
 def test_moe_alltoall_share_is_its_fit():
     assert cal.MOE_ALLTOALL_EXPOSED == pytest.approx(fit.fit_moe()[0], rel=REL)
+
+
+def test_fits_leave_every_constant_as_it_was():
+    before = {name: repr(getattr(cal, name)) for name in fit._TOUCHED}
+    fit.fit_moe()
+    assert {name: repr(getattr(cal, name)) for name in fit._TOUCHED} == before

@@ -196,12 +196,14 @@ def test_numbers_in_every_accepted_form(tmp_path, text, value):
 def test_published_runs_pin_their_layout_and_cite_a_source():
     runs = [s for s in load_scenarios() if s.published]
     assert {s.id for s in runs} >= {"gpt3-175b-ptdp", "mt-nlg-530b", "bloom-176b", "opt-175b", "llama3-405b",
-                                    "megatron-gpt-1-7b", "megatron-gpt-7-5b"}
+                                    "megatron-gpt-1-7b", "megatron-gpt-7-5b", "llama3-405b-128k", "deepseek-v3",
+                                    "qwen3-235b-moe"}
     for s in runs:
         assert s.parallelism and s.source and s.source["url"].startswith("https://"), s.id
         assert s.notes, f"{s.id}: say what was assumed"
         w = s.workload_object()
-        assert s.parallelism["tp"] * s.parallelism["pp"] * s.parallelism["dp"] == w.gpus
+        par = s.parallelism_object()
+        assert par.tp * par.cp * par.pp * par.dp == w.gpus, s.id
 
 
 def test_loader_keeps_lines_and_repeated_keys():
