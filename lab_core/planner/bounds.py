@@ -151,11 +151,12 @@ class _Compute:
     for its smallest GEMM of r rows (efficiency.gemm_efficiency).
     """
 
-    __slots__ = ("ctx", "grid", "stage", "base", "replay", "exact", "gemm_1", "rows", "token_scale")
+    __slots__ = ("ctx", "grid", "stage", "base", "replay", "exact", "gemm_1", "rows", "token_scale", "memo")
 
     def __init__(self, ctx, grid, base, replay, stage):
         self.ctx, self.grid, self.stage = ctx, grid, stage
         self.base, self.replay = base, replay
+        self.memo = {}
         self.exact = ctx.flash
         if self.exact:
             self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
@@ -170,14 +171,17 @@ class _Compute:
         if not self.exact:
             speedup = (self.rows + self.token_scale / b) / (self.rows + self.token_scale)
             return (self.base + (self.replay if full else 0.0)) * speedup
-        gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
-        out = self.base + 3.0 * gemm
-        if self.stage.output:
-            logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
-            out += (logits[0] + logits[1]) / b
-        if full:
-            out += self.replay + gemm
-        return out * _ROUNDING
+        found = self.memo.get((b, full))
+        if found is None:
+            gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
+            out = self.base + 3.0 * gemm
+            if self.stage.output:
+                logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
+                out += (logits[0] + logits[1]) / b
+            if full:
+                out += self.replay + gemm
+            found = self.memo[(b, full)] = out * _ROUNDING
+        return found
 
 
 class _ExpertPlan:
@@ -296,7 +300,7 @@ class SharedFloor:
     out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp")
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp", "parts")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
@@ -317,10 +321,21 @@ class SharedFloor:
         self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
                                   if grid.tp > 1 else 0.0)
         self.tp_overlap_steps = grid.tp if ctx.tp_overlap and grid.tp > 1 else 1
+        self.parts = {}
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
             self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
             self.cp.layers = 1  # one layer's exchange; each stage has L of them
+
+    def _per_sequence_parts(self, ctx, grid, b):
+        """(one layer's forward GEMM seconds, the output layer's seconds) per sequence at b, memoised."""
+        key = (grid.ep, b)
+        found = self.parts.get(key)
+        if found is None:
+            forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
+            found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
+                                       (forward + backward) / b)
+        return found
 
     def least(self, ctx, grid, rows, recompute="none"):
         """Seconds no plan of `grid` beats, over its micro-batch rows
@@ -341,7 +356,7 @@ class SharedFloor:
         b = largest_micro_batch
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
-        gemm = _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b
+        gemm, logits = self._per_sequence_parts(ctx, grid, b)
         layer = self.layer_s + 3.0 * gemm
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":
@@ -353,8 +368,6 @@ class SharedFloor:
         if ctx.shape.experts is not None:
             # Every layer is a mixture of experts here (shared_floor_applies).
             exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
-        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
-        logits = (forward + backward) / b
         busy = 0.0
         for stage in grid_stages(ctx, grid):
             L = stage.layers

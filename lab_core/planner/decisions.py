@@ -5,6 +5,7 @@ into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
+from .meters import model_state_bytes
 
 DECISIONS = ("parallelism", "gradient_sync", "activation_memory", "checkpointing", "data_pipeline",
              "interconnect")
@@ -117,7 +118,9 @@ def activation_memory(ctx):
         option = "flash_attention" if wctx.flash else "keep_all"
     else:
         option = par.recompute + "_recompute"
-    room = ctx.usable - ctx.state
+    # The most loaded GPU's own state and activations (the report's memory), as the activation meter.
+    state = model_state_bytes(r)
+    room = ctx.usable - state
     if room <= 0.0:
         reason = "state_exceeds_memory"
     elif r.activations_bytes > room:
@@ -134,7 +137,7 @@ def activation_memory(ctx):
         "usable_bytes": ctx.usable,
         "state_shortfall_bytes": max(-room, 0.0),
         "activation_shortfall_bytes": max(r.activations_bytes - max(room, 0.0), 0.0),
-        "model_state_bytes": ctx.state,
+        "model_state_bytes": state,
         "recompute_s": r.recompute_s,
         "step_s": r.step_s,
         "micro_batch": par.micro_batch,

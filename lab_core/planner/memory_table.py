@@ -25,27 +25,34 @@ def _key(ctx):
             ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes)
 
 
+_LAST = [None, None]  # the last context asked for and its table (the search asks many times in a row)
+
+
 def table_for(ctx):
     """The MemoryTable of a workload context (shared by workloads with the same memory inputs)."""
+    if _LAST[0] is ctx:
+        return _LAST[1]
     key = _key(ctx)
     table = _TABLES.get(key)
     if table is None:
         if len(_TABLES) >= _TABLES_KEPT:
             del _TABLES[next(iter(_TABLES))]
         table = _TABLES[key] = MemoryTable(ctx)
+    _LAST[0], _LAST[1] = ctx, table
     return table
 
 
 class MemoryTable:
     """Memory of the stage kinds of grids (bounds.py's functions read it)."""
 
-    __slots__ = ("ctx", "_kinds", "_states", "_terms", "_size")
+    __slots__ = ("ctx", "_kinds", "_states", "_terms", "_totals", "_size")
 
     def __init__(self, ctx):
         self.ctx = ctx
         self._kinds = {}
         self._states = {}
         self._terms = {}
+        self._totals = {}
         self._size = 0
 
     def _room(self):
@@ -53,6 +60,7 @@ class MemoryTable:
         if self._size > _ENTRIES_KEPT:
             self._states.clear()
             self._terms.clear()
+            self._totals.clear()
             self._size = 0
 
     def kinds(self, grid):
@@ -86,6 +94,15 @@ class MemoryTable:
 
     def activations(self, grid, recompute, micro_batch, interleave, sequence_parallel):
         """Activations of each kind of stage (gpu_memory.stage_activations)."""
+        key = (grid.tp, grid.cp, grid.pp, grid.first, grid.last, grid.dp, recompute, micro_batch, interleave,
+               sequence_parallel)
+        found = self._totals.get(key)
+        if found is None:
+            found = self._totals[key] = self._activations(grid, recompute, micro_batch, interleave, sequence_parallel)
+            self._room()
+        return found
+
+    def _activations(self, grid, recompute, micro_batch, interleave, sequence_parallel):
         ctx = self.ctx
         micro_batches = ctx.batch_sequences // grid.dp // micro_batch
         out = []

@@ -19,9 +19,11 @@ reason "inconsistent" (bad types: "not_a_number", "not_an_integer",
 are valid but no plan with them fits in memory, the Plan says nothing fits
 and its closest plan has the pins.
 """
+from dataclasses import dataclass
+
 from ..errors import LabInputError
-from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, stage_split
-from .space import Grid, context_parallel_sizes, divisors, expert_parallel_sizes
+from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_int, _positive_int, stage_split
+from .space import Grid, divisors, expert_parallel_sizes
 
 GRID_PINS = ("tp", "cp", "pp", "dp", "ep", "first_stage_layers", "last_stage_layers")
 PLAN_PINS = ("zero", "recompute", "micro_batch", "interleave", "sequence_parallel")
@@ -48,17 +50,9 @@ def _invalid(field, value, valid, detail=""):
 def _typed(name, value):
     """The pin's value with its type checked (Parallelism's own checks)."""
     if name in _COUNTS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise LabInputError(name, value, "a positive integer", "not_a_number")
-        if value != int(value) or value < 1:
-            raise LabInputError(name, value, "a positive integer", "not_an_integer" if value >= 1 else "out_of_range")
-        return int(value)
+        return _positive_int(name, value)
     if name in ("first_stage_layers", "last_stage_layers"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise LabInputError(name, value, "0 (even split) or a positive integer", "not_a_number")
-        if value != int(value) or value < 0:
-            raise LabInputError(name, value, "0 (even split) or a positive integer", "not_an_integer")
-        return int(value)
+        return _optional_int(name, value)
     if name == "zero":
         if isinstance(value, bool) or value not in ZERO_STAGES:
             raise LabInputError(name, value, "0, 1, 2 or 3", "unknown_choice")
@@ -72,17 +66,15 @@ def _typed(name, value):
     return value
 
 
+@dataclass(frozen=True)
 class Pins:
-    """Validated pins of one workload (parse_pins); get(name) is the pinned value or None."""
+    """Validated pins of one workload (parse_pins); get(name) is the pinned value or None.
+    splits: the (pp, first, last) the pins allow, or None for any split of the space."""
 
-    __slots__ = ("values", "splits", "gpus_per_node", "experts")
-
-    def __init__(self, values, splits, gpus_per_node, experts):
-        self.values = values
-        # (pp, first, last) the pins allow; None: any split of the space.
-        self.splits = splits
-        self.gpus_per_node = gpus_per_node
-        self.experts = experts
+    values: dict
+    splits: list
+    gpus_per_node: int
+    experts: int
 
     def get(self, name):
         return self.values.get(name)

@@ -306,7 +306,7 @@ def _recommend(workload, pins, budget):
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None
     ctx.checkpoint = _checkpoint(report, used, wctx.failures)
-    ctx.meters = meters(report, ctx.state, usable, plan.fits)
+    ctx.meters = meters(report, usable, plan.fits)
     ctx.no_fit = plan.no_fit
     plan.meters = ctx.meters
     plan.checkpoint = ctx.checkpoint
