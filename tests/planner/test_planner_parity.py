@@ -8,6 +8,7 @@ import driver  # tests/parity and bench/ are on sys.path (pytest.ini: pythonpath
 import pytest
 from planner_cases import PLANNER_CASES
 
+from lab_core.planner import reuse
 from labsite import assets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,8 @@ def test_plan_json_cpython_and_pyodide_agree(tmp_path):
     done = subprocess.run([node, str(PARITY / "run_pyodide.mjs"), str(zip_path), str(PARITY / "driver.py"),
                            str(cases_path)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    # Pyodide plans from a fresh interpreter; so must CPython (plan_json reports whether a search was reused).
+    reuse.clear()
     ours = driver.run(json.dumps(cases))
     assert json.loads(done.stdout) == json.loads(ours)
     assert done.stdout == ours
