@@ -97,3 +97,30 @@ def deepspeed_layout(text):
             "micro_batches": config["gradient_accumulation_steps"], "batch": config["train_batch_size"],
             "recompute": "full" if "activation_checkpointing" in config else "none",
             "shard": zero.get("mics_shard_size", dp)}, config
+
+
+def _dense_then_moe(pattern):
+    """Dense layers before the experts of a --moe-layer-freq pattern "([0]*d+[1]*m)"."""
+    dense, moe = (part.split("*") for part in pattern.strip("()").split("+"))
+    assert dense[0] == "[0]" and moe[0] == "[1]", pattern
+    return int(dense[1])
+
+
+def megatron_model(text):
+    """The model shape and number format the Megatron flags describe, in lab_core's
+    terms: a SwiGLU inner size f is the lab's 1.5 f (shape.py, moe.py)."""
+    flags, _, _ = megatron_flags(text)
+    gated = "--swiglu" in flags
+    inner = (lambda size: int(size) * 3 // 2) if gated else int
+    heads = int(flags["--num-attention-heads"])
+    model = {"layers": int(flags["--num-layers"]), "hidden": int(flags["--hidden-size"]), "heads": heads,
+             "kv_heads": int(flags.get("--num-query-groups", heads)), "ffn_hidden": inner(flags["--ffn-hidden-size"]),
+             "vocab": int(flags["--vocab-size"]), "seq_len": int(flags["--seq-length"]),
+             "precision": "fp8" if "--fp8-format" in flags else "bf16", "experts": None}
+    if "--num-experts" in flags:
+        expert = int(flags["--moe-ffn-hidden-size"])
+        model["experts"] = {"experts": int(flags["--num-experts"]), "experts_per_token": int(flags["--moe-router-topk"]),
+                            "expert_ffn_hidden": inner(expert),
+                            "shared_experts": int(flags.get("--moe-shared-expert-intermediate-size", 0)) // expert,
+                            "dense_layers": _dense_then_moe(flags["--moe-layer-freq"]) if "--moe-layer-freq" in flags else 0}
+    return model, flags

@@ -14,7 +14,8 @@ from lab_core.export import FORMATS
 from lab_core.export.frameworks import FRAMEWORKS
 from lab_core.export.toml import tables, value
 from lab_core.parallelism import check_layout
-from launch_readers import deepspeed_layout, key_list, megatron_flags, megatron_layout, toml_keys, torchtitan_layout
+from launch_readers import (deepspeed_layout, key_list, megatron_flags, megatron_layout, megatron_model, toml_keys,
+                            torchtitan_layout)
 
 CATALOGS = load_catalogs()
 TEXTS = {lang: CATALOGS[lang]["export"] for lang in LANGUAGES}
@@ -129,6 +130,26 @@ def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, 
                    "shard": expressible_shard}
     assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective")
     assert ("deepspeed_context_parallel" in exported.notes) == (par.cp > 1)
+
+
+def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):
+    """The model shape and FP8 from Megatron's flags, FP8 from torchtitan's converters, and the
+    steps to train and between checkpoints agree across the three files and with the workload."""
+    workload, plan, _ = case
+    files = {fmt: export(plan, workload, fmt, TEXTS["en"]).text for fmt in ("megatron", "torchtitan", "deepspeed")}
+    model, flags = megatron_model(files["megatron"])
+    shape = workload.shape
+    assert model == {"layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads, "kv_heads": shape.kv_heads,
+                     "ffn_hidden": shape.ffn_hidden, "vocab": shape.vocab, "seq_len": workload.seq_len,
+                     "precision": workload.precision,
+                     "experts": shape.experts.to_dict() if shape.experts else None}
+    job = tomllib.loads(files["torchtitan"])
+    converters = job.get("model", {}).get("converters", [])
+    assert ("quantize.linear.float8" in converters) == (workload.precision == "fp8")
+    assert ("quantize.grouped_mm.float8" in converters) == (workload.precision == "fp8" and shape.experts is not None)
+    assert job["training"]["steps"] == int(flags["--train-iters"])
+    assert job["checkpoint"]["interval"] == int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
+    assert json.loads(files["deepspeed"])["train_batch_size"] == int(flags["--global-batch-size"])
 
 
 def test_the_plans_own_json_reads_back_to_the_workload_and_layout(case):
