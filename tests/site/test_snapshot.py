@@ -5,6 +5,7 @@ the lab's packages import, precompiled."""
 import ast
 import io
 import shutil
+import sys
 import zipfile
 
 from labsite.paths import PYTHON_PACKAGES, ROOT
@@ -27,7 +28,8 @@ def _stdlib_imports():
                     names.update(alias.name for alias in node.names)
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     names.add(node.module)
-    return {name for name in names if name.split(".")[0] not in PYTHON_PACKAGES}
+    # The command line's front end (lab_core/cli_plan.py) also names labsite, which the browser never runs.
+    return {name for name in names if name.split(".")[0] in sys.stdlib_module_names}
 
 
 def _missing(names, members, builtins):
