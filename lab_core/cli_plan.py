@@ -59,7 +59,8 @@ def build_parser(command, help_texts):
     return parser
 
 
-def _pins(words, texts, pins, fields):
+def _pins(words, pins, fields):
+    """``pins`` updated by ``--pin field=value`` words (``field=auto`` unpins)."""
     for word in words:
         field, sep, value = word.partition("=")
         if not sep or field not in fields or not value:
@@ -80,7 +81,7 @@ def _state(args, base, fields):
         preset = args.preset
     typed = dict(typed, **{spec.name: getattr(args, spec.name) for spec in INPUT_SPECS
                            if getattr(args, spec.name) is not None})
-    return preset, typed, _pins(args.pin, None, dict(pins), fields)
+    return preset, typed, _pins(args.pin, dict(pins), fields)
 
 
 class _Lab:
