@@ -51,13 +51,15 @@ class Session:
         # plan_json results by state (inputs and pins): the compare baseline A
         # and the latest answer, which the extras request asks about next.
         self.plans = {}
+        # The plan on screen (Plan.to_dict()["parallelism"]): a quick answer starts from it.
+        self.shown = None
 
-    def _plan_of(self, inputs, pins, budget=None):
+    def _plan_of(self, inputs, pins, budget=None, hint=None):
         """plan_json of a state, remembered for the compare baseline and the extras."""
-        key = json.dumps([inputs, pins, budget], sort_keys=True)
+        key = json.dumps([inputs, pins, budget, hint], sort_keys=True)
         result = self.plans.get(key)
         if result is None:
-            result = plan_json(inputs, pins or None, budget)
+            result = plan_json(inputs, pins or None, budget, hint)
             if len(self.plans) > 8:
                 self.plans.clear()
             self.plans[key] = result
@@ -120,11 +122,12 @@ class Session:
 
     def _plan(self, inputs, merged, typed, notes, lenient, pins=None, budget=None):
         """plan_json of ``merged`` within ``pins`` (``budget``: recommend()'s, for a
-        quick answer); when ``lenient``, each input the model rejects is reported
-        and put back to its value in ``inputs``."""
+        quick answer, which starts from the plan on screen); when ``lenient``, each
+        input the model rejects is reported and put back to its value in ``inputs``."""
         pins = pins if pins is not None else {}
+        hint = self.shown if budget is not None else None
         for _ in range(len(typed or {}) + len(pins) + 1):
-            result = self._plan_of(merged, pins, budget)
+            result = self._plan_of(merged, pins, budget, hint)
             if result["ok"]:
                 return result, None
             error = render_error(result["error"], self.catalog, self.kinds)
@@ -164,6 +167,8 @@ class Session:
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
         if not plan["provisional"]:
             self.previous = decisions  # what changed is judged against the last final answer
+        if plan["fits"]:
+            self.shown = plan["parallelism"]
         view = render_result(result, report, words, self.kinds, changed)
         view["preset"] = preset_view(merged, result["shape"], words)
         out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,

@@ -2,7 +2,7 @@
 
 Never raises: bad input gives {"ok": False, "error": LabInputError.to_dict()};
 otherwise {"ok": True, "workload": ..., "shape": ..., "plan": Plan.to_dict()}.
-budget: recommend()'s (a quick, possibly provisional answer).
+budget, hint: recommend()'s (a quick, possibly provisional answer; the plan on screen).
 Pins (pins.py) come as the `pins` argument or as inputs["pins"]; a bad pin is
 an error result naming the field, e.g. {"field": "tp", "value": 3,
 "allowed": "1, 2, 4, 8", "reason": "inconsistent", ...}.
@@ -12,7 +12,7 @@ from ..workload import Workload
 from .recommend import recommend
 
 
-def plan_json(inputs, pins=None, budget=None):
+def plan_json(inputs, pins=None, budget=None, hint=None):
     try:
         if not isinstance(inputs, dict):
             raise LabInputError("workload", repr(inputs), "an object of named inputs", "not_an_object")
@@ -21,7 +21,7 @@ def plan_json(inputs, pins=None, budget=None):
             given = inputs.pop("pins")
             pins = given if pins is None else dict(given or {}, **pins)
         workload = Workload.from_dict(inputs)
-        plan = recommend(workload, pins, budget)
+        plan = recommend(workload, pins, budget, hint)
     except LabInputError as err:
         return {"ok": False, "error": err.to_dict()}
     return {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),
