@@ -9,7 +9,7 @@ import json
 import time
 
 from lab_core.inputs import SPEC_BY_NAME
-from lab_core.planner.api import plan_json, plan_json_steps
+from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 
 from .quantities import QuantityError, format_quantity
