@@ -16,7 +16,7 @@ from .parallelism import Parallelism
 from .memory import model_state_bytes_per_gpu
 from .report import Report
 from .evaluate import evaluate
-from .api import compute
+from .json_compute import compute
 from .planner import Plan, plan_json, recommend
 from .export import FORMATS, export
 from .presets import PRESETS, preset_inputs

@@ -15,12 +15,13 @@ panels show: the plan's curves, its launch configuration and the pin
 controls' options.
 """
 import json
+import time
 
 from lab_core.curves import curves
 from lab_core.export import export
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
-from lab_core.planner.api import plan_json
+from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 from lab_core.workload import Workload
 
@@ -212,6 +213,10 @@ class Session:
             out["export"] = export(par, workload, export_format, words["export"]).to_dict()
         return out
 
+    def start(self, request_json):
+        """A full request as a RefineJob the worker runs a slice at a time."""
+        return RefineJob(self, request_json)
+
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
         result (the page keeps its last good state) instead of killing the worker."""
@@ -230,3 +235,43 @@ class Session:
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}
         result["kind"] = kind
         return json.dumps(result, sort_keys=True)
+
+
+class RefineJob:
+    """A full request (the search that refines a quick answer) in slices, so the
+    worker stays free for the reader's next move: the planner's search runs in
+    steps (lab_core.planner.steps) and leaves its plan in the planner's cache,
+    then Session.handle answers from it. The worker drops a job the reader has
+    moved past (the cache then holds nothing of it)."""
+
+    def __init__(self, session, request_json):
+        self.session = session
+        self.request_json = request_json
+        self.steps = None
+        try:
+            request = json.loads(request_json)
+            merged, _, error = session._parse_typed(request.get("inputs", {}), request.get("typed"),
+                                                    bool(request.get("lenient")))
+            pins = read_pins(request.get("pins"))
+        except Exception:  # noqa: BLE001 - handle() itself reports what is wrong with the request
+            return
+        if error is None:
+            # The search handle() runs next: within the request's pins (a bad pin ends the
+            # steps at once and handle() says why, dropping it when the request is lenient).
+            self.steps = plan_json_steps(merged, pins or None)
+
+    def step(self, milliseconds):
+        """Work for about `milliseconds`: the answer's JSON (Session.handle) once
+        the search is done, else None (call again)."""
+        deadline = time.perf_counter() + milliseconds / 1000.0
+        while self.steps is not None:
+            try:
+                next(self.steps)
+            except StopIteration:
+                self.steps = None
+            except Exception:  # noqa: BLE001 - handle() runs the same search and reports the error
+                self.steps = None
+            else:
+                if time.perf_counter() >= deadline:
+                    return None
+        return self.session.handle(self.request_json)

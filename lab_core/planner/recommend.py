@@ -22,7 +22,8 @@ from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
 from . import reuse
 from .pins import parse_pins
-from .search import Choices, search
+from .search import Choices, search_steps
+from .steps import finish
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
@@ -242,14 +243,19 @@ def recommend(workload, pins=None, budget=None, hint=None):
     hint: with a budget, the plan on screen as Plan.to_dict()["parallelism"]:
     the quick search tries it, carried to this workload, first (warm_start.py).
     """
+    return finish(recommend_steps(workload, pins, budget, hint))
+
+
+def recommend_steps(workload, pins=None, budget=None, hint=None):
+    """recommend() as steps (steps.py): yields while it searches, returns the Plan."""
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     if pins is not None and not isinstance(pins, dict):
-        return _recommend(workload, pins, None, None)  # parse_pins names the problem
+        return (yield from _recommend(workload, pins, None, None))  # parse_pins names the problem
     key = reuse.workload_key(workload, pins)
     plan = reuse.PLANS.get(key)
     if plan is None:
-        plan = _recommend(workload, pins, budget, hint)
+        plan = yield from _recommend(workload, pins, budget, hint)
         if not plan.provisional:
             reuse.PLANS.put(key, plan)
     return plan
@@ -270,7 +276,7 @@ def _recommend(workload, pins, budget, hint):
     else:
         used = _gpus_to_use(workload, space, usable, pinned, floor)
         w = _with_gpus(workload, used)
-        result = search(w, pinned, budget, hint if isinstance(hint, dict) else None)
+        result = yield from search_steps(w, pinned, budget, hint if isinstance(hint, dict) else None)
         if result.complete:
             reuse.SEARCHES.put(key, result)
     wctx = context_for(w)

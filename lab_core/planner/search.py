@@ -39,6 +39,7 @@ from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
+from .steps import finish
 from .warm_start import applies as warm_start_applies, nearest_grids, warm_plans
 
 
@@ -259,10 +260,15 @@ def search(workload, pins=None, budget=None, hint=None):
     `complete` is then False and its chosen plan the best found so far).
     hint: with a budget, the plan on screen (warm_start.py): its layout carried
     to this workload is tried first, and the search stops there if it fits."""
+    return finish(search_steps(workload, pins, budget, hint))
+
+
+def search_steps(workload, pins=None, budget=None, hint=None):
+    """search() as steps (steps.py): yields between grids, returns the SearchResult."""
     run = _Search(workload, pins, budget)
     complete = True
     try:
-        layouts, feasible, expanded = _run(run, pins, hint)
+        layouts, feasible, expanded = yield from _run(run, pins, hint)
     except _OutOfBudget:
         complete = False
         layouts, feasible, expanded = run.layouts
@@ -305,7 +311,8 @@ def _warm_start(run, grids, choices, hint):
 
 
 def _run(run, pins, hint=None):
-    """The search itself; fills `run` and returns (grids, grids that fit, grids expanded)."""
+    """The search itself, in steps (one per grid); fills `run` and returns
+    (grids, grids that fit, grids expanded)."""
     workload = run.w
     ctx = run.ctx
     space = space_for(workload)
@@ -322,6 +329,7 @@ def _run(run, pins, hint=None):
     shared = {}
     shared_floor = shared_floor_applies(ctx)
     for grid in grids:
+        yield
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
@@ -351,6 +359,7 @@ def _run(run, pins, hint=None):
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
     for floor_s, grid, largest, full_s in live:
+        yield
         classes = _shape_classes(grid)
         if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
             continue

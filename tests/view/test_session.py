@@ -149,3 +149,44 @@ def test_quick_answers_start_from_the_plan_on_screen(monkeypatch):
     assert seen[-1] == recommend(Workload.from_dict(heavy)).parallelism.to_dict()
     session.handle(json.dumps({"inputs": dict(heavy, global_batch_tokens=2 * 1536 * 2048)}))
     assert seen[-1] is None
+
+
+def test_a_refine_job_in_slices_answers_as_handle_does():
+    """The worker's refining search in slices (Session.start) ends on exactly
+    handle()'s answer, in several slices for a heavy search; a bad request
+    answers at once with handle()'s error."""
+    from lab_core.planner import reuse
+
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    request = json.dumps({"inputs": dict(default_inputs(), params=175e9, gpus=1024,
+                                         global_batch_tokens=1536 * 2048)})
+    reuse.clear()
+    job = session.start(request)
+    slices, answer = 0, None
+    while answer is None:
+        answer = job.step(0.01)
+        slices += 1
+    assert slices > 5
+    reuse.clear()
+    assert json.loads(answer) == json.loads(session.handle(request))
+    bad = json.dumps({"inputs": dict(default_inputs()), "typed": {"gpus": "many"}})
+    assert json.loads(session.start(bad).step(1000)) == json.loads(session.handle(bad))
+
+
+def test_a_refine_job_searches_within_the_requests_pins():
+    """The sliced search of a pinned request is the one handle() answers from:
+    when its slices are done, the planner holds the plan of the workload within
+    those pins, and the answer keeps them."""
+    from lab_core import Workload
+    from lab_core.planner import reuse
+
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    inputs = dict(default_inputs(), params=175e9, gpus=1024, global_batch_tokens=1536 * 2048)
+    pins = {"tp": 4, "zero": 1}
+    reuse.clear()
+    job = session.start(json.dumps({"inputs": inputs, "pins": {k: str(v) for k, v in pins.items()}}))
+    for _ in job.steps:  # the slices' search alone, without the handle() that follows it
+        pass
+    assert reuse.PLANS.get(reuse.workload_key(Workload.from_dict(inputs), pins)) is not None
+    answer = json.loads(job.step(1000))
+    assert answer["ok"] and answer["pins"] == {"tp": "4", "zero": "1"}
