@@ -11,8 +11,17 @@ does), so a section cannot exist in one language only:
         body: {en: ..., zh: ...}    # Markdown; {name} = a lab_core value
         assumption: {en: ..., zh: ...}   # optional: a labelled teaching assumption
         chart: memory               # optional: a chart of the chapter, drawn after the body
+    cases:                          # optional: text that depends on a computed number
+      loader_verdict:               # tutorial_values returns ("keeps_up", "case") for it
+        keeps_up: {en: ..., zh: ...}
+        starved: {en: ..., zh: ...}
     sources:
       - {name: ..., id: "arXiv:1910.02054", where: "§5.1, Fig. 1", url: "https://arxiv.org/abs/1910.02054"}
+
+A sentence that states a conclusion depends on the number behind it ("the
+loaders keep up" only while the ratio is below one), so it is a case: the
+chapter's function picks the case from the number and the page shows that
+case's text, whose own {placeholders} are filled like the body's.
 
 What counts as a hand-typed number (``hand_typed_numbers``): any digit in the
 prose except inside ``{placeholders}`` (filled by lab_core), inside backticks
@@ -73,12 +82,49 @@ def chapter_files():
     return sorted(CHAPTER_DIR.glob("[0-9][0-9]-*.yaml"))
 
 
+def _check_text(path, node, here, values):
+    """No hand-typed number, and every placeholder computed (when ``values`` is given)."""
+    for lang in LANGUAGES:
+        bad = hand_typed_numbers(node[lang])
+        if bad:
+            raise BuildError(path, f"{here}.{lang}: hand-typed number in “{bad[0]}” — "
+                                   "compute it in tutorial_values.py and use a {placeholder}")
+        if values is not None:
+            missing = placeholders(node[lang]) - set(values)
+            if missing:
+                raise BuildError(path, f"{here}.{lang} uses {', '.join(sorted(missing))}, "
+                                       f"which tutorial_values does not compute")
+
+
+def _check_cases(path, cases, values):
+    """Each case group: named variants in every language; a case value names one of them."""
+    if not isinstance(cases, dict):
+        raise BuildError(path, "cases must map a name to its variants")
+    for name, variants in cases.items():
+        if not isinstance(variants, dict) or len(variants) < 2:
+            raise BuildError(path, f"case {name} needs at least two variants")
+        for key, node in variants.items():
+            _check_text(path, require_languages(node, f"{path.name}: case {name}.{key}", "text"),
+                        f"case {name}.{key}", values)
+        if values is not None:
+            if name not in values or values[name][1] != "case":
+                raise BuildError(path, f"case {name}: tutorial_values must return it as (variant, \"case\")")
+            if values[name][0] not in variants:
+                raise BuildError(path, f"case {name}: tutorial_values chose {values[name][0]!r}, "
+                                       f"not one of {', '.join(variants)}")
+    if values is not None:
+        for name, (_, kind) in values.items():
+            if kind == "case" and name not in cases:
+                raise BuildError(path, f"value {name} is a case, but the chapter has no case {name}")
+
+
 def load_chapter(path, values=None):
     """One chapter, validated. ``values`` (from tutorial_values) checks the placeholders."""
     data = load_yaml(path)
     where = f"{path.name}"
     if not isinstance(data, dict) or not data.get("id"):
         raise BuildError(path, "a chapter needs an id")
+    _check_cases(path, data.get("cases") or {}, values)
     seen = set()
     for section in data.get("sections", []):
         sid = section.get("id", "")
@@ -90,16 +136,7 @@ def load_chapter(path, values=None):
         seen.add(sid)
         for field in ("heading", "body") + (("assumption",) if "assumption" in section else ()):
             node = require_languages(section.get(field), here, field)
-            for lang in LANGUAGES:
-                bad = hand_typed_numbers(node[lang])
-                if bad:
-                    raise BuildError(path, f"section {sid} {field}.{lang}: hand-typed number in “{bad[0]}” — "
-                                           "compute it in tutorial_values.py and use a {placeholder}")
-                if values is not None:
-                    missing = placeholders(node[lang]) - set(values)
-                    if missing:
-                        raise BuildError(path, f"section {sid} {field}.{lang} uses {', '.join(sorted(missing))}, "
-                                               f"which tutorial_values does not compute")
+            _check_text(path, node, f"section {sid} {field}", values)
     if not data.get("sections"):
         raise BuildError(path, "a chapter needs sections")
     sources = data.get("sources") or []

@@ -15,6 +15,7 @@ import markdown
 
 from lab_core.hardware import GPU_PRESETS
 from lab_view import format_quantity
+from lab_view.quantities import _significant as significant
 
 from .. import charts
 from ..labquery import lab_url
@@ -32,16 +33,28 @@ def load_chapters():
     return loaded
 
 
+SMALL_SHARE_DIGITS = 2
+
+
 def format_value(value, kind, units):
     if kind == "text":
         return str(value).lower() if isinstance(value, bool) else str(value)
     if kind == "scaled":
         return format_quantity(value, "params", units)
+    if kind == "percent" and 0.0 < abs(value) < 1e-3:
+        # The lab rounds shares below 0.1% to 0; prose keeps their digits (0.05%, not 0%).
+        return units["percent"].format(n=significant(value * 100.0, SMALL_SHARE_DIGITS))
     return format_quantity(value, kind, units)
 
 
-def formatted(values, units):
-    return {name: format_value(value, kind, units) for name, (value, kind) in values.items()}
+def formatted(values, units, cases=None, lang=None):
+    """Every value as the page prints it; a case value becomes its chosen
+    variant's text in ``lang`` (from the chapter's ``cases``), placeholders filled."""
+    out = {name: format_value(value, kind, units) for name, (value, kind) in values.items() if kind != "case"}
+    for name, (variant, kind) in values.items():
+        if kind == "case":
+            out[name] = cases[name][variant][lang].strip().format(**out)
+    return out
 
 
 _INPUT_KINDS = {"params": "params", "global_batch_tokens": "tokens", "inter_node_gbps": "gbps",
@@ -108,12 +121,12 @@ def chapter_context(chapter, lang, catalog):
     """Everything the chapter template needs, in one language (no HTML context)."""
     units = catalog["units"]
     data = chapter_data(chapter["id"])
-    values = formatted(data.values, units)
     chart_specs = {spec["id"]: spec for spec in data.charts}
     sections = []
     if lang == "zh":
         chapter = cjk_tidy(chapter)
         catalog = dict(catalog, tutorial=cjk_tidy(catalog["tutorial"]))
+    values = formatted(data.values, units, chapter.get("cases"), lang)
     for section in chapter["sections"]:
         body = _md(section["body"][lang].format(**values))
         assumption = _md(section["assumption"][lang].format(**values)) if "assumption" in section else ""
