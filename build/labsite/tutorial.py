@@ -1,5 +1,5 @@
 """The tutorial's chapters: bilingual text in content/tutorial/*.yaml, numbers
-from lab_core (tutorial_values.py), checked so that no number is typed by hand.
+from lab_core (the tutorial_values package), checked so that no number is typed by hand.
 
 A chapter file carries both languages side by side (as content/rules.yaml
 does), so a section cannot exist in one language only:
@@ -88,7 +88,7 @@ def _check_text(path, node, here, values):
         bad = hand_typed_numbers(node[lang])
         if bad:
             raise BuildError(path, f"{here}.{lang}: hand-typed number in “{bad[0]}” — "
-                                   "compute it in tutorial_values.py and use a {placeholder}")
+                                   "compute it in labsite/tutorial_values/ and use a {placeholder}")
         if values is not None:
             missing = placeholders(node[lang]) - set(values)
             if missing:
