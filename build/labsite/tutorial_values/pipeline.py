@@ -1,48 +1,195 @@
-"""Chapter Pipeline parallelism: its numbers, every one computed by lab_core."""
+"""Chapter 5, pipeline parallelism: GPT-3 175B on 1,024 A100s (arXiv:2104.04473
+Table 1) for the bubble, 1F1B memory and interleaving; Llama 3 405B's
+published run (scenarios/llama3-405b.yaml) for uneven stages and why it
+interleaves eight chunks."""
 from lab_core import activations, pipeline
+from lab_core.comms import point_to_point_time, ring_time
+from lab_core.context import context_for
+from lab_core.step_time import output_layer_times
 
 from ..reference import gpt3_workload
-from .common import Chapter, GPT3_GPUS, GPT3_LAYOUT, chapter, evaluate
+from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, chapter, evaluate
+from .scenario_runs import case, micro_batch, per_stage, published_run, run_name
+
+INTERLEAVE_SWEEP = (1, 2, 3, 4, 6)
+#: Sends below this share of a stage's compute are "cheap" in the prose (a
+#: few percent is within the model's own error, so placement cannot matter).
+SENDS_CHEAP = 0.05
+#: The interleaving factor the chapter follows through (as in arXiv:2104.04473 Fig. 4's examples).
+V = 3
+
+
+def _stages_values(example, w, r):
+    ctx = context_for(w)
+    t, p = GPT3_LAYOUT["tp"], GPT3_LAYOUT["pp"]
+    s, h = w.seq_len, w.shape.hidden
+    boundary = 2.0 * s * h                       # b s h 16-bit values, b = 1
+    send = point_to_point_time(boundary / t, ctx.nic_rate)
+    all_reduce = ring_time(boundary, t, ctx.nvlink_rate)
+    mb = micro_batch(example, GPT3_LAYOUT)
+    layers = w.shape.layers // p
+    tp_bytes_stage = layers * 4 * 2.0 * (t - 1) / t * boundary
+    return {
+        "params": (w.shape.params, "params"),
+        "layers": (w.shape.layers, "count"),
+        "pp": (p, "count"),
+        "tp": (t, "count"),
+        "dp": (GPT3_LAYOUT["dp"], "count"),
+        "layers_per_stage": (layers, "count"),
+        "boundary": (boundary, "bytes"),
+        "boundary_tp": (boundary / t, "bytes"),
+        "tp_stage_bytes": (tp_bytes_stage, "bytes"),
+        "tp_over_boundary": (tp_bytes_stage / (2.0 * boundary / t), "count"),
+        "nic_gbps": (w.inter_node_gbps, "gbps"),
+        "send": (send, "duration"),
+        "slot": (mb.busy, "duration"),
+        "send_share": (2.0 * send / mb.busy, "percent"),
+        "all_reduce": (all_reduce, "duration"),
+        "naive_busy": (1.0 / p, "percent"),
+        "send_verdict": case(2.0 * send / mb.busy < SENDS_CHEAP, "cheap", "costly"),
+    }
+
+
+def _bubble_values(w, r):
+    p, m = GPT3_LAYOUT["pp"], r.micro_batches
+    return {
+        "batch": (w.batch_sequences, "count"),
+        "micro": (m, "count"),
+        "bubble": (pipeline.bubble_fraction(p, m), "percent"),
+        "gpipe_share": (pipeline.gpipe_bubble_share(p, m), "percent"),
+        "bubble_s": (r.pipeline_bubble_s, "duration"),
+        "step": (r.step_s, "duration"),
+        "small_m": (p, "count"),
+        "small_bubble": (pipeline.bubble_fraction(p, p), "percent"),
+        "small_share": (pipeline.gpipe_bubble_share(p, p), "percent"),
+        "four_p": (4 * p, "count"),
+        "four_p_bubble": (pipeline.bubble_fraction(p, 4 * p), "percent"),
+    }
+
+
+def _memory_values(w, r):
+    """GPipe keeps every micro-batch's activations until its backward; 1F1B at most p."""
+    p, m = GPT3_LAYOUT["pp"], r.micro_batches
+    per_layer = r.activations_per_layer_bytes
+    stage_layers = w.shape.layers // p
+    gpipe = per_layer * stage_layers * m
+    one_f_one_b = per_layer * stage_layers * pipeline.in_flight_micro_batches(p, m)
+    state = r.weights_bytes + r.gradients_bytes + r.optimizer_bytes
+    return {
+        "act_layer": (per_layer, "bytes"),
+        "act_gpipe": (gpipe, "bytes"),
+        "act_1f1b": (one_f_one_b, "bytes"),
+        "in_flight": (pipeline.in_flight_micro_batches(p, m), "count"),
+        "state": (state, "bytes"),
+        "device": (w.gpu_memory_bytes, "bytes"),
+        "mem": (r.memory_bytes, "bytes"),
+        "gpipe_verdict": case(state + gpipe > w.gpu_memory_bytes, "overflows", "fits"),
+    }
+
+
+def _batch_values(example, r):
+    """The global batch is fixed: more data parallelism or a bigger micro-batch means fewer micro-batches."""
+    wide = dict(GPT3_LAYOUT, pp=GPT3_LAYOUT["pp"] // 2, dp=GPT3_LAYOUT["dp"] * 2)
+    _, rw = evaluate(example, **wide)
+    fat = dict(GPT3_LAYOUT, micro_batch=2)
+    _, rf = evaluate(example, **fat)
+    return {
+        "wide_pp": (wide["pp"], "count"), "wide_dp": (wide["dp"], "count"),
+        "wide_micro": (rw.micro_batches, "count"), "wide_bubble": (rw.bubble_fraction, "percent"),
+        "wide_mem": (rw.memory_bytes, "bytes"),
+        "wide_verdict": case(rw.fits, "fits", "overflows"),
+        "fat_b": (fat["micro_batch"], "count"), "fat_micro": (rf.micro_batches, "count"),
+        "fat_bubble": (rf.bubble_fraction, "percent"), "fat_step": (rf.step_s, "duration"),
+        "fat_mem": (rf.memory_bytes, "bytes"),
+        "fat_verdict": case(rf.step_s > r.step_s, "slower", "faster"),
+    }
+
+
+def _interleave_values(example, w, r):
+    p = GPT3_LAYOUT["pp"]
+    values = {"v": (V, "count")}
+    rows = {}
+    for v in INTERLEAVE_SWEEP:
+        _, rv = evaluate(example, **dict(GPT3_LAYOUT, interleave=v))
+        rows[v] = rv
+        values[f"v{v}"] = (v, "count")
+        values[f"v{v}_bubble"] = (rv.bubble_fraction, "percent")
+        values[f"v{v}_bubble_s"] = (rv.pipeline_bubble_s, "duration")
+        values[f"v{v}_p2p"] = (rv.pp_p2p_total_s, "duration")
+        values[f"v{v}_act"] = (activations.interleave_multiplier(p, v), "plain")
+        values[f"v{v}_step"] = (rv.step_s, "duration")
+        values[f"v{v}_mem"] = (rv.memory_bytes, "bytes")
+    ri = rows[V]
+    values.update({
+        "bubble_interleaved": (ri.bubble_fraction, "percent"),
+        "bubble_s_interleaved": (ri.pipeline_bubble_s, "duration"),
+        "p2p": (r.pp_p2p_total_s, "duration"),
+        "p2p_interleaved": (ri.pp_p2p_total_s, "duration"),
+        "step_interleaved": (ri.step_s, "duration"),
+        "act_interleaved": (activations.interleave_multiplier(p, V), "plain"),
+    })
+    steps = [rows[v].step_s for v in INTERLEAVE_SWEEP]
+    values["sweep_verdict"] = case(all(a > b for a, b in zip(steps, steps[1:])), "monotone", "turns")
+    return values
+
+
+def _llama_values():
+    workload, layout = published_run("llama3-405b")
+    w, r = evaluate(workload, **layout)
+    p, v = layout["pp"], layout["interleave"]
+    m = r.micro_batches
+    ctx = context_for(w)
+    logits_f, logits_b = output_layer_times(ctx, layout["tp"], layout.get("cp", 1), layout["micro_batch"])
+    mb = micro_batch(workload, layout)
+    # One transformer layer's share of the bottleneck stage's busy time.
+    layer_busy = (mb.busy - (logits_f + logits_b if mb.stage == "last" else 0.0)) / mb.layers
+    stages = per_stage(workload, layout)
+    _, r_plain = evaluate(workload, **dict(layout, interleave=1))
+    middle = (w.shape.layers - layout["first_stage_layers"] - layout["last_stage_layers"]) // (p - 2)
+    return {
+        "llama": (run_name("llama3-405b"), "text"),
+        "llama_gpus": (w.gpus, "count"),
+        "llama_layers": (w.shape.layers, "count"),
+        "llama_pp": (p, "count"),
+        "llama_first": (layout["first_stage_layers"], "count"),
+        "llama_last": (layout["last_stage_layers"], "count"),
+        "llama_middle": (middle, "count"),
+        "llama_middle_stages": (p - 2, "count"),
+        "llama_vocab": (w.shape.vocab, "count"),
+        "llama_output_layers": ((logits_f + logits_b) / layer_busy, "plain"),
+        "llama_dp": (layout["dp"], "count"),
+        "llama_batch": (w.batch_sequences, "count"),
+        "llama_micro": (m, "count"),
+        "llama_v": (v, "count"),
+        "llama_bubble_plain": (pipeline.bubble_fraction(p, m), "percent"),
+        "llama_bubble": (pipeline.bubble_fraction(p, m, v), "percent"),
+        "llama_step_plain": (r_plain.step_s, "duration"),
+        "llama_step": (r.step_s, "duration"),
+        "llama_mem_first": (stages["first"].total, "bytes"),
+        "llama_mem_middle": (stages["middle"].total, "bytes"),
+        "llama_mem_last": (stages["last"].total, "bytes"),
+        "llama_heaviest": (r.memory_stage, "case"),
+        "llama_fits": case(r.fits, "fits", "overflows"),
+        "llama_device": (w.gpu_memory_bytes, "bytes"),
+        "output_verdict": case((logits_f + logits_b) / layer_busy < 1.0, "under_one", "over_one"),
+    }
 
 
 @chapter("pipeline")
 def pipeline_chapter():
     example = gpt3_workload(gpus=GPT3_GPUS)
     w, r = evaluate(example, **GPT3_LAYOUT)
-    _, ri = evaluate(example, **dict(GPT3_LAYOUT, interleave=3))
-    p, m = GPT3_LAYOUT["pp"], r.micro_batches
-    values = {
-        "params": (w.shape.params, "params"),
-        "layers": (w.shape.layers, "count"),
-        "pp": (p, "count"),
-        "layers_per_stage": (w.shape.layers // p, "count"),
-        "dp": (GPT3_LAYOUT["dp"], "count"),
-        "batch": (w.batch_sequences, "count"),
-        "micro": (m, "count"),
-        "bubble": (pipeline.bubble_fraction(p, m), "percent"),
-        "gpipe_share": (pipeline.gpipe_bubble_share(p, m), "percent"),
-        "in_flight": (pipeline.in_flight_micro_batches(p, m), "count"),
-        "bubble_s": (r.pipeline_bubble_s, "duration"),
-        "step": (r.step_s, "duration"),
-        "v": (3, "count"),
-        "bubble_interleaved": (pipeline.bubble_fraction(p, m, 3), "percent"),
-        "bubble_s_interleaved": (ri.pipeline_bubble_s, "duration"),
-        "p2p": (r.pp_p2p_total_s, "duration"),
-        "p2p_interleaved": (ri.pp_p2p_total_s, "duration"),
-        "step_interleaved": (ri.step_s, "duration"),
-        "act_interleaved": (activations.interleave_multiplier(p, 3), "plain"),
-        "small_m": (p, "count"),
-        "small_bubble": (pipeline.bubble_fraction(p, p), "percent"),
-        "four_p": (4 * p, "count"),
-        "four_p_bubble": (pipeline.bubble_fraction(p, 4 * p), "percent"),
-    }
+    values = {}
+    for part in (_stages_values(example, w, r), _bubble_values(w, r), _memory_values(w, r),
+                 _batch_values(example, r), _interleave_values(example, w, r), _llama_values()):
+        values.update(part)
     micro = (4, 8, 16, 32, 64, 128, 256)
     series = []
     for stages in (4, 8, 16):
         series.append({"key": "stages", "points": [(mm, 100.0 * pipeline.bubble_fraction(stages, mm)) for mm in micro],
                        "label_values": {"p": (stages, "count")}})
     series.append({"key": "interleaved", "dashed": True,
-                   "points": [(mm, 100.0 * pipeline.bubble_fraction(8, mm, 3)) for mm in micro],
-                   "label_values": {"p": (8, "count"), "v": (3, "count")}})
+                   "points": [(mm, 100.0 * pipeline.bubble_fraction(8, mm, V)) for mm in micro],
+                   "label_values": {"p": (8, "count"), "v": (V, "count")}})
     chart = {"type": "line", "id": "pipeline", "series": series, "x_log": True, "y_log": True, "text_values": {}}
     return Chapter(values, dict(example), [chart])

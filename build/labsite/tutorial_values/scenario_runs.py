@@ -1,0 +1,47 @@
+"""Helpers of the chapters on published runs: a run's scenario file, its name,
+its per-stage memory and bottleneck micro-batch, and case values (no @chapter here)."""
+from functools import cache
+
+import lab_core
+from lab_core.context import context_for
+from lab_core.gpu_memory import stage_memories
+from lab_core.parallelism import check_layout
+from lab_core.step_time import micro_batch_times
+
+from ..scenarios import load_scenario
+
+
+@cache
+def published_run(scenario_id):
+    """(workload inputs, layout) of a scenario file's published run."""
+    scenario = load_scenario(scenario_id)
+    return dict(scenario.workload), dict(scenario.parallelism)
+
+
+@cache
+def run_name(scenario_id):
+    """A published run's name as its scenario file gives it (the same in every
+    language for the runs the chapters name: "Llama 3 405B")."""
+    title = load_scenario(scenario_id).title
+    if len(set(title.values())) != 1:
+        raise ValueError(f"{scenario_id}: its title differs by language; name the run in the chapter's text")
+    return next(iter(title.values()))
+
+
+def per_stage(workload, layout):
+    """{first|middle|last: MemoryBreakdown} of one GPU of each kind of stage."""
+    w = lab_core.Workload(**workload)
+    par = lab_core.Parallelism(**layout)
+    return {mem.stage: mem for mem, _ in stage_memories(context_for(w), par, check_layout(w, par))}
+
+
+def micro_batch(workload, layout):
+    """step_time.MicroBatchTimes of one micro-batch on the bottleneck stage."""
+    w = lab_core.Workload(**workload)
+    par = lab_core.Parallelism(**layout)
+    return micro_batch_times(context_for(w), par, check_layout(w, par))
+
+
+def case(condition, if_true, if_false):
+    """A case value: the chapter's text variant chosen by a computed condition."""
+    return (if_true if condition else if_false, "case")
