@@ -93,6 +93,10 @@ def render_chart(spec, catalog, units):
     desc = _fill(texts["desc"], common)
     caption = _fill(texts.get("caption", ""), common)
     chart_id = f"chart-{spec['id'].replace('_', '-')}"
+    reference = None
+    if spec.get("reference"):
+        value, label_values = spec["reference"]
+        reference = charts.Reference(value, _fill(texts["reference"], formatted(label_values, units)))
     if spec["type"] == "line":
         series = []
         for item in spec["series"]:
@@ -100,7 +104,8 @@ def render_chart(spec, catalog, units):
             series.append(charts.Series(label, item["points"], item.get("dashed", False)))
         return charts.line_chart(chart_id, title, desc, texts["x"], texts["y"], series,
                                  x_log=spec.get("x_log", False), y_log=spec.get("y_log", False),
-                                 y_min=spec.get("y_min"), caption=caption)
+                                 y_min=spec.get("y_min"), y_max=spec.get("y_max"), reference=reference,
+                                 caption=caption)
     categories = []
     for category in spec["categories"]:
         first, second = category
@@ -109,10 +114,6 @@ def render_chart(spec, catalog, units):
         else:
             categories.append(_fill(texts["categories"][first], formatted(second, units)))
     segments = [charts.Segment(texts["segments"][key], values) for key, values in spec["segments"]]
-    reference = None
-    if spec.get("reference"):
-        value, label_values = spec["reference"]
-        reference = charts.Reference(value, _fill(texts["reference"], formatted(label_values, units)))
     return charts.stacked_bar_chart(chart_id, title, desc, texts["x"], texts["y"], categories, segments,
                                     reference=reference, caption=caption)
 
