@@ -3,7 +3,7 @@ import lab_core
 from lab_core.planner import recommend
 
 from ..reference import gpt3_workload
-from .common import Chapter, GPT3_GPUS, chapter, evaluate
+from .common import Chapter, GPT3_GPUS, chapter
 
 
 LAYOUTS_3D = (
