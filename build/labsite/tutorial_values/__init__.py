@@ -19,10 +19,10 @@ Every module of the package is imported below, so its ``@chapter`` runs.
 import importlib
 import pkgutil
 
-from .common import CHAPTERS, Chapter, chapter, chapter_data
+from .common import CHAPTERS, Case, Chapter, case, chapter, chapter_data, exercise
 
 for _module in sorted(info.name for info in pkgutil.iter_modules(__path__)):
     if _module != "common":
         importlib.import_module(f"{__name__}.{_module}")
 
-__all__ = ["CHAPTERS", "Chapter", "chapter", "chapter_data"]
+__all__ = ["CHAPTERS", "Case", "Chapter", "case", "chapter", "chapter_data", "exercise"]

@@ -2,13 +2,14 @@
 on GPT-3 175B (arXiv:2205.05198), what today's layers change (Llama 3 405B's
 published run, scenarios/llama3-405b.yaml), and when recomputation becomes
 necessary as sequences grow (a Llama-3-70B-shaped model on 512 H100s)."""
-from lab_core import activations, flops
 import lab_core
+from lab_core import activations, flops
+from lab_core.parallelism import RECOMPUTE_MODES
 from lab_core.planner import recommend
 
 from ..reference import gpt3, gpt3_workload
-from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, chapter, evaluate
-from .scenario_runs import case, per_stage, published_run, run_name
+from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, case, chapter, evaluate
+from .scenario_runs import branch, per_stage, published_run, run_name
 
 #: Llama 3 70B's shape (arXiv:2407.21783 Table 3) on 512 H100s, 4M-token batches:
 #: the sequence-length sweep of this chapter and the worked design chapter's model.
@@ -36,7 +37,7 @@ def _ledger_values(model):
         "plain_layer": (plain, "bytes"),
         "plain_model": (plain * L, "bytes"),
         "sbh": (sbh, "bytes"),
-        "scores_verdict": case(scores > plain - scores, "scores_win", "linear_wins"),
+        "scores_verdict": branch(scores > plain - scores, "scores_win", "linear_wins"),
     }
 
 
@@ -93,8 +94,8 @@ def _run_values(example):
         "eager_selective_mem": (r_eager_sel.memory_bytes, "bytes"),
         "flash_none_mem": (r_flash_none.memory_bytes, "bytes"),
         "device": (w.gpu_memory_bytes, "bytes"),
-        "none_verdict": case(r_none.fits, "fits", "overflows"),
-        "flash_verdict": case(r_flash_none.fits, "fits", "overflows"),
+        "none_verdict": branch(r_none.fits, "fits", "overflows"),
+        "flash_verdict": branch(r_flash_none.fits, "fits", "overflows"),
     }
 
 
@@ -129,7 +130,7 @@ def _modern_values():
         "l_flash": (flash, "bytes"),
         "l_units": (units, "plain"),
         "l_stage_act": (r.activations_bytes, "bytes"),
-        "l_recompute": (layout["recompute"], "case"),
+        "l_recompute": case(layout["recompute"], *RECOMPUTE_MODES),
     }
 
 
@@ -154,7 +155,7 @@ def _sweep():
         "sw_short": (seq0, "count"), "sw_short_act": (none0.activations_bytes, "bytes"),
         "sw_long": (rows[-1][0], "count"), "sw_long_act": (rows[-1][1].activations_bytes, "bytes"),
         "sw_long_full": (rows[-1][2].activations_bytes, "bytes"),
-        "sw_turn": case(first_over is not None, "turns", "never"),
+        "sw_turn": branch(first_over is not None, "turns", "never"),
     }
     # Every case's words must render whichever case the numbers pick, so the
     # values of the other case exist too (the longest length stands in).
@@ -164,7 +165,7 @@ def _sweep():
                    "sw_over_act": (over[1].activations_bytes, "bytes"),
                    "sw_over_full_step": (over[2].step_s, "duration"),
                    "sw_before_step": (rows[max(over_index - 1, 0)][1].step_s, "duration")})
-    values["sw_full_verdict"] = case(full_over is None, "full_fits", "full_overflows")
+    values["sw_full_verdict"] = branch(full_over is None, "full_fits", "full_overflows")
     values["sw_full_over"] = (full_over or rows[-1][0], "count")
     series = [{"key": key, "dashed": key == "full",
                "points": [(seq, (none if key == "none" else full).activations_bytes / GB) for seq, none, full in rows]}
@@ -190,7 +191,7 @@ def _exercise_values(example):
         "ex_long_micro": (r_long.micro_batches, "count"),
         "ex_long_act": (r_long.activations_bytes, "bytes"),
         "ex_long_mem": (r_long.memory_bytes, "bytes"),
-        "ex_long_verdict": case(r_long.fits, "fits", "overflows"),
+        "ex_long_verdict": branch(r_long.fits, "fits", "overflows"),
         "ex_long_full_mem": (r_long_full.memory_bytes, "bytes"),
         "ex_long_full_step": (r_long_full.step_s, "duration"),
     }

@@ -74,3 +74,33 @@ def rates(gpu="a100_80gb", gbps=200.0):
     dev = GPU_PRESETS[gpu]
     return (dev.peak_flops * cal.GEMM_EFFICIENCY[gpu], dev.hbm_bytes_per_s * cal.HBM_EFFICIENCY,
             dev.nvlink_bytes_per_s * cal.NVLINK_BUSBW_FRACTION[gpu], gbps * 1e9 / 8.0 * cal.INTER_NODE_EFFICIENCY)
+
+
+class Case:
+    """A conclusion chosen by a computed number: ``key`` is one of ``options``,
+    whose words live in the chapter file's ``cases``."""
+
+    __slots__ = ("key", "options")
+
+    def __init__(self, key, options):
+        if key not in options:
+            raise ValueError(f"case {key!r} is not one of {options}")
+        self.key, self.options = key, tuple(options)
+
+    def __eq__(self, other):
+        return isinstance(other, Case) and (self.key, self.options) == (other.key, other.options)
+
+    def __repr__(self):
+        return f"Case({self.key!r}, {self.options!r})"
+
+
+def case(key, *options):
+    """A ``(Case, "case")`` value: ``values["verdict"] = case("hidden" if … else "exposed", "hidden", "exposed")``."""
+    return Case(key, options), "case"
+
+
+def exercise(chapter_id, exercise_id):
+    """The lab state an exercise's link opens (labsite.exercises.ExerciseState):
+    ``.workload``, ``.plan``, ``.report``, ``.layout`` — what its answer is computed from."""
+    from ..exercises import exercise_state
+    return exercise_state(chapter_id, exercise_id)

@@ -7,7 +7,7 @@ from lab_core import calibration as cal, flops
 
 from .common import Chapter, chapter, evaluate
 from .activations import LLAMA70_SHAPE
-from .scenario_runs import case, published_run, run_name
+from .scenario_runs import branch, published_run, run_name
 
 EXAMPLE = dict(params=1.3e9, gpus=1024, seq_len=2048, global_batch_tokens=4 * 1048576)
 #: A loader that tokenizes on the fly on the host, tokens per second per node (a teaching input).
@@ -62,7 +62,7 @@ def _storage_values(w, r):
         "storage": (r.storage_read_bytes_per_s, "bytes_per_s"),
         "storage_ratio": (r.storage_ratio, "percent"),
         "dataset_bytes": (w.training_tokens * cal.DATA_BYTES_PER_TOKEN, "bytes"),
-        "storage_verdict": case(r.storage_ratio < STORAGE_BUSY, "idle", "busy"),
+        "storage_verdict": branch(r.storage_ratio < STORAGE_BUSY, "idle", "busy"),
     }
 
 
@@ -72,11 +72,11 @@ def _loader_values(w, r):
     return {
         "loader_per_node": (w.loader_tokens_per_s_per_node, "scaled"),
         "loader_ratio": (r.loader_ratio, "percent"),
-        "loader_verdict": case(r.loader_ratio <= 1.0, "keeps_up", "starved"),
+        "loader_verdict": branch(r.loader_ratio <= 1.0, "keeps_up", "starved"),
         "slow_loader": (SLOW_LOADER, "scaled"),
         "slow_ratio": (rs.loader_ratio, "plain"),
         "slow_share": (rs.loader_ratio, "percent"),
-        "slow_verdict": case(rs.loader_ratio <= 1.0, "keeps_up", "starved"),
+        "slow_verdict": branch(rs.loader_ratio <= 1.0, "keeps_up", "starved"),
         "slow_wait": (1.0 - 1.0 / rs.loader_ratio if rs.loader_ratio > 1.0 else 0.0, "percent"),
     }
 

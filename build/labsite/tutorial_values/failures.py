@@ -5,8 +5,8 @@ refinement, the goodput chart clipped where the first-order model stops
 holding, stragglers and silent data corruption."""
 from lab_core import calibration as cal, failures
 
-from .common import Chapter, chapter, evaluate
-from .scenario_runs import case, published_run, run_name
+from .common import Chapter, case, chapter, evaluate
+from .scenario_runs import branch, published_run, run_name
 
 #: Cluster sizes of the goodput chart and the rate section.
 CHART_GPUS = (1024, 4096, 16384)
@@ -45,6 +45,13 @@ def _rate_values(w, r):
     }
 
 
+def _interval_verdict(r):
+    """Whether the reader's interval loses goodput to Daly's, and on which side."""
+    if r.goodput >= r.goodput_at_daly:
+        return "at_optimum"
+    return "too_long" if r.checkpoint_interval_s > r.daly_interval_s else "too_short"
+
+
 def _young_values(w, r):
     delta, mtti, tau = r.checkpoint_write_s, r.mtti_s, r.young_interval_s
     return {
@@ -63,8 +70,7 @@ def _young_values(w, r):
         "lost_day": (r.lost_work_per_day_s, "duration"),
         "goodput": (r.goodput, "percent"),
         "goodput_daly": (r.goodput_at_daly, "percent"),
-        "interval_verdict": case(r.goodput < r.goodput_at_daly, "too_long" if r.checkpoint_interval_s > r.daly_interval_s
-                                 else "too_short", "at_optimum"),
+        "interval_verdict": case(_interval_verdict(r), "too_long", "too_short", "at_optimum"),
     }
 
 
@@ -87,8 +93,8 @@ def _daly_table(w, r):
         gaps.append(abs(daly / young - 1.0))
     values["daly_gap_small"] = (gaps[1], "percent")
     values["daly_gap_large"] = (gaps[-1], "percent")
-    values["daly_verdict"] = case(gaps[-1] > gaps[1], "grows", "flat")
-    values["young_past_mtti"] = case(failures.young_interval(r.checkpoint_bytes / (STORAGE_SWEEP[-1] * 1e9), mtti) > mtti,
+    values["daly_verdict"] = branch(gaps[-1] > gaps[1], "grows", "flat")
+    values["young_past_mtti"] = branch(failures.young_interval(r.checkpoint_bytes / (STORAGE_SWEEP[-1] * 1e9), mtti) > mtti,
                                      "past", "within")
     values["mtti_table"] = (mtti, "duration")
     return values

@@ -8,8 +8,8 @@ from lab_core.context import context_for
 from lab_core.step_time import output_layer_times
 
 from ..reference import gpt3_workload
-from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, chapter, evaluate
-from .scenario_runs import case, micro_batch, per_stage, published_run, run_name
+from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate
+from .scenario_runs import branch, micro_batch, per_stage, published_run, run_name
 
 INTERLEAVE_SWEEP = (1, 2, 3, 4, 6)
 #: Sends below this share of a stage's compute are "cheap" in the prose (a
@@ -46,7 +46,7 @@ def _stages_values(example, w, r):
         "send_share": (2.0 * send / mb.busy, "percent"),
         "all_reduce": (all_reduce, "duration"),
         "naive_busy": (1.0 / p, "percent"),
-        "send_verdict": case(2.0 * send / mb.busy < SENDS_CHEAP, "cheap", "costly"),
+        "send_verdict": branch(2.0 * send / mb.busy < SENDS_CHEAP, "cheap", "costly"),
     }
 
 
@@ -83,7 +83,7 @@ def _memory_values(w, r):
         "state": (state, "bytes"),
         "device": (w.gpu_memory_bytes, "bytes"),
         "mem": (r.memory_bytes, "bytes"),
-        "gpipe_verdict": case(state + gpipe > w.gpu_memory_bytes, "overflows", "fits"),
+        "gpipe_verdict": branch(state + gpipe > w.gpu_memory_bytes, "overflows", "fits"),
     }
 
 
@@ -97,11 +97,11 @@ def _batch_values(example, r):
         "wide_pp": (wide["pp"], "count"), "wide_dp": (wide["dp"], "count"),
         "wide_micro": (rw.micro_batches, "count"), "wide_bubble": (rw.bubble_fraction, "percent"),
         "wide_mem": (rw.memory_bytes, "bytes"),
-        "wide_verdict": case(rw.fits, "fits", "overflows"),
+        "wide_verdict": branch(rw.fits, "fits", "overflows"),
         "fat_b": (fat["micro_batch"], "count"), "fat_micro": (rf.micro_batches, "count"),
         "fat_bubble": (rf.bubble_fraction, "percent"), "fat_step": (rf.step_s, "duration"),
         "fat_mem": (rf.memory_bytes, "bytes"),
-        "fat_verdict": case(rf.step_s > r.step_s, "slower", "faster"),
+        "fat_verdict": branch(rf.step_s > r.step_s, "slower", "faster"),
     }
 
 
@@ -129,7 +129,7 @@ def _interleave_values(example, w, r):
         "act_interleaved": (activations.interleave_multiplier(p, V), "plain"),
     })
     steps = [rows[v].step_s for v in INTERLEAVE_SWEEP]
-    values["sweep_verdict"] = case(all(a > b for a, b in zip(steps, steps[1:])), "monotone", "turns")
+    values["sweep_verdict"] = branch(all(a > b for a, b in zip(steps, steps[1:])), "monotone", "turns")
     return values
 
 
@@ -168,10 +168,10 @@ def _llama_values():
         "llama_mem_first": (stages["first"].total, "bytes"),
         "llama_mem_middle": (stages["middle"].total, "bytes"),
         "llama_mem_last": (stages["last"].total, "bytes"),
-        "llama_heaviest": (r.memory_stage, "case"),
-        "llama_fits": case(r.fits, "fits", "overflows"),
+        "llama_heaviest": case(r.memory_stage, "first", "middle", "last"),
+        "llama_fits": branch(r.fits, "fits", "overflows"),
         "llama_device": (w.gpu_memory_bytes, "bytes"),
-        "output_verdict": case((logits_f + logits_b) / layer_busy < 1.0, "under_one", "over_one"),
+        "output_verdict": branch((logits_f + logits_b) / layer_busy < 1.0, "under_one", "over_one"),
     }
 
 

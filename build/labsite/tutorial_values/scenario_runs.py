@@ -1,5 +1,5 @@
 """Helpers of the chapters on published runs: a run's scenario file, its name,
-its per-stage memory and bottleneck micro-batch, and case values (no @chapter here)."""
+its per-stage memory and bottleneck micro-batch, and two-way case values (no @chapter here)."""
 from functools import cache
 
 import lab_core
@@ -9,6 +9,7 @@ from lab_core.parallelism import check_layout
 from lab_core.step_time import micro_batch_times
 
 from ..scenarios import load_scenario
+from .common import case
 
 
 @cache
@@ -42,6 +43,6 @@ def micro_batch(workload, layout):
     return micro_batch_times(context_for(w), par, check_layout(w, par))
 
 
-def case(condition, if_true, if_false):
-    """A case value: the chapter's text variant chosen by a computed condition."""
-    return (if_true if condition else if_false, "case")
+def branch(condition, if_true, if_false):
+    """A two-way case value (common.case): ``if_true`` when the computed ``condition`` holds."""
+    return case(if_true if condition else if_false, if_true, if_false)

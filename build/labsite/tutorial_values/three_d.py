@@ -7,8 +7,8 @@ from lab_core.planner import recommend
 
 from ..reference import gpt3_workload
 from ..scenarios import load_scenario
-from .common import Chapter, GPT3_GPUS, chapter, evaluate
-from .scenario_runs import case, published_run, run_name
+from .common import Chapter, GPT3_GPUS, case, chapter, evaluate
+from .scenario_runs import branch, published_run, run_name
 
 LAYOUTS_3D = (
     dict(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True, micro_batch=1, interleave=3),
@@ -71,7 +71,7 @@ def _published_values():
             values[f"{key}_published"] = (published, "tokens_per_s")
             error = r.tokens_per_s / published - 1.0
         values[f"{key}_error"] = (abs(error), "percent")
-        values[f"{key}_side"] = case(error > 0, "above", "below")
+        values[f"{key}_side"] = branch(error > 0, "above", "below")
         rows.append(error)
     values["llama"] = (run_name("llama3-405b"), "text")
     return values
@@ -91,7 +91,7 @@ def _plan_values(w, plan, hand):
     values["best_days"] = (hand[best].train_time_s / 86400.0, "days")
     values["plan_days"] = (pr.train_time_s / 86400.0, "days")
     values["plan_gain"] = (abs(1.0 - pr.step_s / hand[best].step_s), "percent")
-    values["plan_verdict"] = case(pr.step_s < hand[best].step_s, "faster", "not_faster")
+    values["plan_verdict"] = branch(pr.step_s < hand[best].step_s, "faster", "not_faster")
     values["tokens"] = (w.training_tokens, "scaled")
     values["alternatives"] = (len(plan.alternatives), "count")
     return values
@@ -110,7 +110,7 @@ def _budget_values(plan):
     values["bud_kernel"] = (r.mfu * r.step_s / compute, "percent")
     values["bud_mfu"] = (r.mfu, "percent")
     largest = max((k for k in shares if k != "bud_compute"), key=lambda k: shares[k])
-    values["bud_largest"] = (largest[len("bud_"):], "case")
+    values["bud_largest"] = case(largest[len("bud_"):], "tp", "pipeline", "dp", "optimizer")
     return values
 
 
@@ -166,8 +166,8 @@ def three_d_chapter():
     values["l4_zero"] = (LAYOUTS_3D[4]["zero"], "count")
     values["nodes_per_replica"] = (LAYOUTS_3D[0]["tp"] * LAYOUTS_3D[0]["pp"] // w.gpus_per_node, "count")
     values["replicas_per_stage_group"] = (LAYOUTS_3D[0]["dp"], "count")
-    values["half_tp_verdict"] = case(hand[2].step_s > hand[1].step_s, "tp_wins", "pp_wins")
-    values["more_dp_verdict"] = case(hand[4].dp_comm_s > hand[0].dp_comm_s, "dp_costs", "dp_free")
+    values["half_tp_verdict"] = branch(hand[2].step_s > hand[1].step_s, "tp_wins", "pp_wins")
+    values["more_dp_verdict"] = branch(hand[4].dp_comm_s > hand[0].dp_comm_s, "dp_costs", "dp_free")
     values.update(_traffic_values(w, hand[0], LAYOUTS_3D[0]))
     values.update(_published_values())
     values.update(_plan_values(w, plan, hand))
