@@ -1,4 +1,4 @@
-"""Chapter 6, activation memory and recomputation: Korthikanti et al.'s ledger
+"""Activation memory and recomputation: Korthikanti et al.'s ledger
 on GPT-3 175B (arXiv:2205.05198), what today's layers change (Llama 3 405B's
 published run, scenarios/llama3-405b.yaml), and when recomputation becomes
 necessary as sequences grow (a Llama-3-70B-shaped model on 512 H100s)."""
@@ -8,7 +8,7 @@ from lab_core.parallelism import RECOMPUTE_MODES
 from lab_core.planner import recommend
 
 from ..reference import gpt3, gpt3_workload
-from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, case, chapter, evaluate
+from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, case, chapter, evaluate, exercise
 from .scenario_runs import branch, per_stage, published_run, run_name
 
 #: Llama 3 70B's shape (arXiv:2407.21783 Table 3) on 512 H100s, 4M-token batches:
@@ -178,32 +178,49 @@ def _sweep():
 
 
 def _exercise_values(example):
-    """Answers of the chapter's exercises, each from the state the exercise's lab link opens."""
-    long = dict(example, seq_len=8192)
+    """Answers of the exercises: the chapter's GPT-3 layout at 8K tokens, and the
+    lab's plans (what each exercise's link opens) for the 70B model."""
+    state = exercise("activations", "gpt3-8k")
+    long = state.inputs
     _, r_long = evaluate(long, **GPT3_LAYOUT)
     _, r_long_full = evaluate(long, **dict(GPT3_LAYOUT, recompute="full"))
-    plans = {}
-    for name, seq, flash in (("flash", 8192, True), ("eager", 8192, False), ("long", 32768, True)):
-        plan = recommend(lab_core.Workload(**dict(SWEEP_WORKLOAD, seq_len=seq, flash_attention=flash)))
-        plans[name] = plan
     values = {
-        "ex_long_seq": (8192, "count"),
+        "ex_long_seq": (state.workload.seq_len, "count"),
+        "ex_long_batch": (state.workload.batch_sequences, "count"),
         "ex_long_micro": (r_long.micro_batches, "count"),
         "ex_long_act": (r_long.activations_bytes, "bytes"),
         "ex_long_mem": (r_long.memory_bytes, "bytes"),
         "ex_long_verdict": branch(r_long.fits, "fits", "overflows"),
         "ex_long_full_mem": (r_long_full.memory_bytes, "bytes"),
         "ex_long_full_step": (r_long_full.step_s, "duration"),
+        "ex_long_full_verdict": branch(r_long_full.fits, "fits", "overflows"),
     }
-    for name, plan in plans.items():
-        p = plan.parallelism
+    for name, exercise_id in (("gpt3", "gpt3-8k"), ("eager", "no-flash"), ("long", "long-32k")):
+        plan = exercise("activations", exercise_id)
+        p, r = plan.layout, plan.report
         values[f"ex_plan_{name}_recompute"] = (p.recompute, "text")
-        for dim in ("tp", "pp", "dp"):
+        for dim in ("tp", "pp", "dp", "micro_batch"):
             values[f"ex_plan_{name}_{dim}"] = (getattr(p, dim), "count")
-        values[f"ex_plan_{name}_mfu"] = (plan.report.mfu, "percent")
-        values[f"ex_plan_{name}_mem"] = (plan.report.memory_bytes, "bytes")
-        values[f"ex_plan_{name}_act"] = (plan.report.activations_bytes, "bytes")
+        values[f"ex_plan_{name}_mfu"] = (r.mfu, "percent")
+        values[f"ex_plan_{name}_mem"] = (r.memory_bytes, "bytes")
+        values[f"ex_plan_{name}_act"] = (r.activations_bytes, "bytes")
+        values[f"ex_plan_{name}_seq"] = (plan.workload.seq_len, "count")
+    flash = recommend(lab_core.Workload(**dict(exercise("activations", "no-flash").inputs, flash_attention=True)))
+    values["ex_plan_flash_recompute"] = (flash.parallelism.recompute, "text")
+    values["ex_plan_flash_mfu"] = (flash.report.mfu, "percent")
+    eager_layer = activations.per_layer_bytes(*_layer_args(exercise("activations", "no-flash").workload, False))
+    flash_layer = activations.per_layer_bytes(*_layer_args(exercise("activations", "no-flash").workload, True))
+    values["ex_eager_layer"] = (eager_layer, "bytes")
+    values["ex_flash_layer"] = (flash_layer, "bytes")
+    values["ex_eager_ratio"] = (eager_layer / flash_layer, "plain")
     return values
+
+
+def _layer_args(w, flash):
+    """per_layer_bytes arguments for one sequence of ``w`` on the sweep's tensor parallelism, with sequence parallelism."""
+    sh = w.shape
+    return (w.seq_len, 1, sh.hidden, sh.heads, SWEEP_LAYOUT["tp"], True, "none", flash, sh.ffn_hidden, sh.kv_ratio,
+            w.dropout)
 
 
 @chapter("activations")
@@ -217,4 +234,6 @@ def activations_chapter():
     sweep, sweep_chart = _sweep()
     values.update(sweep)
     values.update(_exercise_values(example))
-    return Chapter(values, dict(example), [chart, sweep_chart])
+    figures = {"timeline": {"params": model["params"], "seq": model["seq_len"], "tp": GPT3_LAYOUT["tp"],
+                            "sequence_parallel": True, "flash_attention": False, "gpu": "a100_80gb"}}
+    return Chapter(values, dict(example), [chart, sweep_chart], figures)

@@ -1,4 +1,4 @@
-"""Chapter 9, feeding the GPUs: what the GPUs consume against what storage and
+"""Feeding the GPUs: what the GPUs consume against what storage and
 loaders deliver (a 1.3B model on 1,024 A100s, plain data parallelism), what
 packing documents into sequences costs and saves (Llama 3 70B's shape at
 8K, arXiv:2407.21783 §3.1), and the state a loader must save to resume."""

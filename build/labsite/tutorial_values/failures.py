@@ -1,4 +1,4 @@
-"""Chapter 8, failures and checkpoints: Llama 3 405B's published run
+"""Failures and checkpoints: Llama 3 405B's published run
 (scenarios/llama3-405b.yaml: 126 layers on 16,384 H100s) against the failure
 rate of its Table 5 (arXiv:2407.21783), Young's interval derived, Daly's
 refinement, the goodput chart clipped where the first-order model stops

@@ -1,17 +1,21 @@
-"""Chapter 5, pipeline parallelism: GPT-3 175B on 1,024 A100s (arXiv:2104.04473
+"""Pipeline parallelism: GPT-3 175B on 1,024 A100s (arXiv:2104.04473
 Table 1) for the bubble, 1F1B memory and interleaving; Llama 3 405B's
 published run (scenarios/llama3-405b.yaml) for uneven stages and why it
 interleaves eight chunks."""
+import lab_core
 from lab_core import activations, pipeline
 from lab_core.comms import point_to_point_time, ring_time
 from lab_core.context import context_for
+from lab_core.planner import recommend
 from lab_core.step_time import output_layer_times
 
 from ..reference import gpt3_workload
-from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate
+from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate, exercise
 from .scenario_runs import branch, micro_batch, per_stage, published_run, run_name
 
 INTERLEAVE_SWEEP = (1, 2, 3, 4, 6)
+#: The schedule figures: a pipeline small enough to draw (GPipe vs 1F1B, then 1F1B vs interleaved).
+FIGURE_PP, FIGURE_MICRO, FIGURE_V = 4, 8, 2
 #: Sends below this share of a stage's compute are "cheap" in the prose (a
 #: few percent is within the model's own error, so placement cannot matter).
 SENDS_CHEAP = 0.05
@@ -175,14 +179,88 @@ def _llama_values():
     }
 
 
+def _figures():
+    p, m, v = FIGURE_PP, FIGURE_MICRO, FIGURE_V
+    figures = {
+        "gpipe_1f1b": {"pp": p, "micro": m, "interleave": v, "schedules": ("gpipe", "1f1b")},
+        "interleaved": {"pp": p, "micro": m, "interleave": v, "schedules": ("1f1b", "interleaved")},
+    }
+    values = {
+        "fig_pp": (p, "count"), "fig_micro": (m, "count"), "fig_v": (v, "count"),
+        "fig_bubble": (pipeline.bubble_fraction(p, m), "percent"),
+        "fig_bubble_v": (pipeline.bubble_fraction(p, m, v), "percent"),
+        "fig_held_gpipe": (m, "count"),
+        "fig_held_1f1b": (pipeline.in_flight_micro_batches(p, m), "count"),
+        "fig_held_v": (pipeline.in_flight_micro_batches(p, m) * activations.interleave_multiplier(p, v), "plain"),
+    }
+    return figures, values
+
+
+def _exercise_values(example):
+    """Answers of the exercises, from the lab state each exercise's link opens."""
+    values = {}
+    # The lab's plan at the chapter's full batch, which the halved batch is compared with.
+    first = recommend(lab_core.Workload(**example))
+    base = first.report
+    for key, name in (("hb", "halve-batch"), ("mg", "more-gpus"), ("ll", "llama")):
+        state = exercise("pipeline", name)
+        layout, r = state.layout, state.report
+        values.update({
+            f"{key}_tp": (layout.tp, "count"), f"{key}_pp": (layout.pp, "count"), f"{key}_dp": (layout.dp, "count"),
+            f"{key}_v": (layout.interleave, "count"), f"{key}_b": (layout.micro_batch, "count"),
+            f"{key}_micro": (r.micro_batches, "count"), f"{key}_bubble": (r.bubble_fraction, "percent"),
+            f"{key}_step": (r.step_s, "duration"), f"{key}_tps": (r.tokens_per_s, "tokens_per_s"),
+            f"{key}_mfu": (r.mfu, "percent"), f"{key}_batch": (state.workload.batch_sequences, "count"),
+            f"{key}_gpus": (state.workload.gpus, "count"),
+        })
+    first_layout = first.parallelism
+    p0, v0, b0 = first_layout.pp, first_layout.interleave, first_layout.micro_batch
+    half = exercise("pipeline", "halve-batch")
+    same_m = half.workload.batch_sequences // (first_layout.dp * b0)
+    values.update({
+        "hb0_tp": (first_layout.tp, "count"), "hb0_pp": (p0, "count"), "hb0_dp": (first_layout.dp, "count"),
+        "hb0_v": (v0, "count"), "hb0_micro": (base.micro_batches, "count"),
+        "hb0_bubble": (base.bubble_fraction, "percent"), "hb0_tps": (base.tokens_per_s, "tokens_per_s"),
+        "hb_tokens": (half.workload.global_batch_tokens, "tokens"),
+        "hb_same_micro": (same_m, "count"),
+        "hb_same_bubble": (pipeline.bubble_fraction(p0, same_m, v0), "percent"),
+        "hb_verdict": branch((half.layout.tp, half.layout.pp, half.layout.dp, half.layout.interleave)
+                             == (first_layout.tp, p0, first_layout.dp, v0), "keeps", "changes"),
+    })
+    # "More GPUs": GPT-3's layout of the chapter, TP x PP fixed, on four times the GPUs.
+    more = exercise("pipeline", "more-gpus")
+    fixed_dp = more.workload.gpus // (GPT3_LAYOUT["tp"] * GPT3_LAYOUT["pp"])
+    fixed_m = more.workload.batch_sequences // fixed_dp
+    values.update({
+        "mg_fixed_dp": (fixed_dp, "count"), "mg_fixed_micro": (fixed_m, "count"),
+        "mg_fixed_bubble": (pipeline.bubble_fraction(GPT3_LAYOUT["pp"], fixed_m), "percent"),
+        "mg_verdict": branch(more.layout.pp < GPT3_LAYOUT["pp"] or more.layout.interleave > 1, "adapts", "keeps"),
+    })
+    # Llama 3 405B as Meta ran it, against the lab's plan for the same workload.
+    workload, layout = published_run("llama3-405b")
+    _, published = evaluate(workload, **layout)
+    llama = exercise("pipeline", "llama")
+    values.update({
+        "ll_pub_micro": (published.micro_batches, "count"),
+        "ll_pub_plain": (pipeline.bubble_fraction(layout["pp"], published.micro_batches), "percent"),
+        "ll_pub_bubble": (published.bubble_fraction, "percent"),
+        "ll_pub_mfu": (published.mfu, "percent"),
+        "ll_verdict": branch(llama.report.mfu > published.mfu, "plan_faster", "published_faster"),
+    })
+    return values
+
+
 @chapter("pipeline")
 def pipeline_chapter():
     example = gpt3_workload(gpus=GPT3_GPUS)
     w, r = evaluate(example, **GPT3_LAYOUT)
     values = {}
     for part in (_stages_values(example, w, r), _bubble_values(w, r), _memory_values(w, r),
-                 _batch_values(example, r), _interleave_values(example, w, r), _llama_values()):
+                 _batch_values(example, r), _interleave_values(example, w, r), _llama_values(),
+                 _exercise_values(example)):
         values.update(part)
+    figures, figure_values = _figures()
+    values.update(figure_values)
     micro = (4, 8, 16, 32, 64, 128, 256)
     series = []
     for stages in (4, 8, 16):
@@ -192,4 +270,4 @@ def pipeline_chapter():
                    "points": [(mm, 100.0 * pipeline.bubble_fraction(8, mm, V)) for mm in micro],
                    "label_values": {"p": (8, "count"), "v": (V, "count")}})
     chart = {"type": "line", "id": "pipeline", "series": series, "x_log": True, "y_log": True, "text_values": {}}
-    return Chapter(values, dict(example), [chart])
+    return Chapter(values, dict(example), [chart], figures)

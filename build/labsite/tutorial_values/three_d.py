@@ -1,13 +1,14 @@
-"""Chapter 7, 3D parallelism and the topology: GPT-3 175B on 1,024 A100s
+"""3D parallelism and the topology: GPT-3 175B on 1,024 A100s
 (arXiv:2104.04473 Table 1) laid out by hand and by the planner, the traffic
 of each dimension, and the published runs that add context and expert
 parallelism (scenarios/llama3-405b*.yaml, deepseek-v3.yaml)."""
 import lab_core
+from lab_core.hardware import DEFAULT_GPU, GPU_PRESETS
 from lab_core.planner import recommend
 
 from ..reference import gpt3_workload
 from ..scenarios import load_scenario
-from .common import Chapter, GPT3_GPUS, case, chapter, evaluate
+from .common import Chapter, GPT3_GPUS, case, chapter, evaluate, exercise
 from .scenario_runs import branch, published_run, run_name
 
 LAYOUTS_3D = (
@@ -114,18 +115,33 @@ def _budget_values(plan):
     return values
 
 
-def _exercise_values(example):
-    """The plans of the exercises' workloads (what the lab shows at each link)."""
+def _exercise_values(plan):
+    """The plans the exercises' links open, against the chapter's plan."""
+    base = plan.parallelism
     values = {}
-    for name, change in (("slow", {"inter_node_gbps": 100}), ("double", {"gpus": 2 * GPT3_GPUS}),
-                         ("h100", {"gpu": "h100_80gb"})):
-        plan = recommend(lab_core.Workload(**dict(example, **change)))
-        layout = plan.parallelism
-        for dim in ("tp", "pp", "dp", "interleave", "micro_batch"):
-            values[f"ex_{name}_{dim}"] = (getattr(layout, dim), "count")
-        values[f"ex_{name}_step"] = (plan.report.step_s, "duration")
-        values[f"ex_{name}_mfu"] = (plan.report.mfu, "percent")
-        values[f"ex_{name}_tokens_per_s"] = (plan.report.tokens_per_s, "tokens_per_s")
+    for name in ("slow-fabric", "twice-the-gpus", "h100"):
+        state = exercise("three_d", name)
+        key = name.split("-")[0]
+        layout, r = state.layout, state.report
+        for dim in ("tp", "pp", "dp", "interleave", "micro_batch", "zero"):
+            values[f"ex_{key}_{dim}"] = (getattr(layout, dim), "count")
+        values[f"ex_{key}_step"] = (r.step_s, "duration")
+        values[f"ex_{key}_mfu"] = (r.mfu, "percent")
+        values[f"ex_{key}_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")
+        values[f"ex_{key}_dp_exposed"] = (r.dp_comm_s, "duration")
+        values[f"ex_{key}_tp_exposed"] = (r.tp_comm_s, "duration")
+        values[f"ex_{key}_same"] = branch((layout.tp, layout.pp) == (base.tp, base.pp), "same", "different")
+    slow = exercise("three_d", "slow-fabric").workload
+    values["ex_slow_gbps"] = (slow.inter_node_gbps, "gbps")
+    values["ex_twice_gpus"] = (exercise("three_d", "twice-the-gpus").workload.gpus, "count")
+    values["ex_twice_speedup"] = (exercise("three_d", "twice-the-gpus").report.tokens_per_s / plan.report.tokens_per_s,
+                                  "plain")
+    values["ex_twice_scaling"] = branch(values["ex_twice_speedup"][0] < 1.95, "sublinear", "linear")
+    h100 = exercise("three_d", "h100").workload.device
+    values["ex_h100_flops_ratio"] = (h100.peak_flops / GPU_PRESETS[DEFAULT_GPU].peak_flops, "plain")
+    values["ex_h100_nvlink_ratio"] = (h100.nvlink_bytes_per_s / GPU_PRESETS[DEFAULT_GPU].nvlink_bytes_per_s, "plain")
+    values["plan_tokens_per_s"] = (plan.report.tokens_per_s, "tokens_per_s")
+    values["plan_dp_exposed"] = (plan.report.dp_comm_s, "duration")
     return values
 
 
@@ -172,9 +188,11 @@ def three_d_chapter():
     values.update(_published_values())
     values.update(_plan_values(w, plan, hand))
     values.update(_budget_values(plan))
-    values.update(_exercise_values(example))
+    values.update(_exercise_values(plan))
     chart = {"type": "stacked", "id": "three_d", "categories": categories,
              "segments": [(key, segments[key]) for key in ("compute", "tp", "pipeline", "dp", "other")],
              "text_values": {"params": (w.shape.params, "params"), "gpus": (w.gpus, "count")},
              "y_unit": "seconds"}
-    return Chapter(values, dict(example), [chart])
+    l0 = LAYOUTS_3D[0]
+    figures = {"mesh": {"tp": l0["tp"], "pp": l0["pp"], "dp": l0["dp"], "gpus_per_node": w.gpus_per_node}}
+    return Chapter(values, dict(example), [chart], figures)
