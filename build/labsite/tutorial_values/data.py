@@ -5,7 +5,7 @@ packing documents into sequences costs and saves (Llama 3 70B's shape at
 import lab_core
 from lab_core import calibration as cal, flops
 
-from .common import Chapter, chapter, evaluate
+from .common import Chapter, chapter, evaluate, exercise
 from .activations import LLAMA70_SHAPE
 from .scenario_runs import branch, published_run, run_name
 
@@ -109,12 +109,34 @@ def _resume_values(w):
     }
 
 
+def _exercise_values(r):
+    values = {}
+    for key, name in (("many", "small-model-many-gpus"), ("slow", "host-tokenizer"), ("store", "shared-store")):
+        state = exercise("data", name)
+        er, ew = state.report, state.workload
+        nodes = -(-ew.gpus // ew.gpus_per_node)
+        values.update({
+            f"ex_{key}_params": (ew.shape.params, "params"), f"ex_{key}_gpus": (ew.gpus, "count"),
+            f"ex_{key}_tokens_per_s": (er.tokens_per_s, "scaled"),
+            f"ex_{key}_per_node": (er.tokens_per_s / nodes, "scaled"),
+            f"ex_{key}_loader": (ew.loader_tokens_per_s_per_node, "scaled"),
+            f"ex_{key}_loader_ratio": (er.loader_ratio, "percent"),
+            f"ex_{key}_storage": (ew.storage_read_gbps * 1e9, "bytes_per_s"),
+            f"ex_{key}_read": (er.required_read_bytes_per_s, "bytes_per_s"),
+            f"ex_{key}_storage_ratio": (er.storage_ratio, "percent"),
+            f"ex_{key}_loader_verdict": branch(er.loader_ratio <= 1.0, "keeps_up", "starved"),
+        })
+    values["ex_store_verdict"] = branch(exercise("data", "shared-store").report.storage_ratio < STORAGE_BUSY,
+                                        "idle", "busy")
+    return values
+
+
 @chapter("data")
 def data_chapter():
     w, r = evaluate(EXAMPLE, dp=EXAMPLE["gpus"])
     values = {}
     for part in (_demand_values(w, r), _storage_values(w, r), _loader_values(w, r), _packing_values(),
-                 _resume_values(w)):
+                 _resume_values(w), _exercise_values(r)):
         values.update(part)
     gpus_sweep = (64, 128, 256, 512, 1024, 2048)
     series = []
@@ -128,4 +150,5 @@ def data_chapter():
                    "points": [(g, (-(-g // w.gpus_per_node)) * w.loader_tokens_per_s_per_node) for g in gpus_sweep],
                    "label_values": {"per_node": (w.loader_tokens_per_s_per_node, "scaled")}})
     chart = {"type": "line", "id": "data", "series": series, "x_log": True, "y_log": True, "text_values": {}}
-    return Chapter(values, dict(EXAMPLE), [chart])
+    figures = {"packing": {"seq": PACKED_SEQ, "docs": PACKED_SEQ // DOC_TOKENS}}
+    return Chapter(values, dict(EXAMPLE), [chart], figures)

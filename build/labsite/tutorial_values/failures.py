@@ -5,7 +5,7 @@ refinement, the goodput chart clipped where the first-order model stops
 holding, stragglers and silent data corruption."""
 from lab_core import calibration as cal, failures
 
-from .common import Chapter, case, chapter, evaluate
+from .common import Chapter, case, chapter, evaluate, exercise
 from .scenario_runs import branch, published_run, run_name
 
 #: Cluster sizes of the goodput chart and the rate section.
@@ -18,6 +18,8 @@ STORAGE_SWEEP = (1000, 100, 10, 1)
 STRAGGLER_SPEED = 0.9
 LARGE_GPUS = 32768
 HOURS_PER_YEAR = 24 * 365.25
+#: Where the failure of the timeline figure strikes, as a share of the interval (on average, half way).
+FAILURE_AT = 0.5
 
 
 def _mtti_s(gpus):
@@ -126,12 +128,45 @@ def _straggler_values(w, r):
     }
 
 
+def _exercise_values(r):
+    """What the lab shows at each exercise's link: its checkpoint figures and goodput."""
+    values = {}
+    for key, name in (("small", "smaller-cluster"), ("slow", "slow-storage"), ("long", "four-hours")):
+        state = exercise("failures", name)
+        er = state.report
+        values.update({
+            f"ex_{key}_gpus": (state.workload.gpus, "count"),
+            f"ex_{key}_mtti": (er.mtti_s, "duration"),
+            f"ex_{key}_write": (er.checkpoint_write_s, "duration"),
+            f"ex_{key}_young": (er.young_interval_s, "duration"),
+            f"ex_{key}_daly": (er.daly_interval_s, "duration"),
+            f"ex_{key}_interval": (er.checkpoint_interval_s, "duration"),
+            f"ex_{key}_goodput": (er.goodput, "percent"),
+            f"ex_{key}_goodput_daly": (er.goodput_at_daly, "percent"),
+            f"ex_{key}_storage": (state.workload.checkpoint_storage_gbps * 1e9, "bytes_per_s"),
+        })
+    small = exercise("failures", "smaller-cluster").report
+    values["ex_small_mtti_ratio"] = (small.mtti_s / r.mtti_s, "plain")
+    values["ex_small_young_ratio"] = (small.young_interval_s / r.young_interval_s, "plain")
+    slow = exercise("failures", "slow-storage").report
+    values["ex_slow_write_ratio"] = (slow.checkpoint_write_s / r.checkpoint_write_s, "plain")
+    values["ex_slow_young_ratio"] = (slow.young_interval_s / r.young_interval_s, "plain")
+    long = exercise("failures", "four-hours").report
+    values["ex_long_loss"] = (long.goodput_at_daly - long.goodput, "percent")
+    values["ex_long_past_mtti"] = branch(long.checkpoint_interval_s > long.mtti_s, "past", "within")
+    return values
+
+
 @chapter("failures")
 def failures_chapter():
     workload, layout = published_run("llama3-405b")
     example = dict(workload, checkpoint_interval_min=60)
     w, r = evaluate(example, **layout)
     values = {}
-    for part in (_rate_values(w, r), _young_values(w, r), _daly_table(w, r), _straggler_values(w, r)):
+    for part in (_rate_values(w, r), _young_values(w, r), _daly_table(w, r), _straggler_values(w, r),
+                 _exercise_values(r)):
         values.update(part)
-    return Chapter(values, example, [_chart(w, r)])
+    figures = {"timeline": {"interval_s": r.young_interval_s, "write_s": r.checkpoint_write_s,
+                            "restart_s": w.restart_min * 60.0, "failure_at": FAILURE_AT}}
+    values["fig_lost"] = (FAILURE_AT * r.young_interval_s, "duration")
+    return Chapter(values, example, [_chart(w, r)], figures)
