@@ -13,6 +13,7 @@ table of contents.
 import hashlib
 import html
 import re
+from functools import cache
 
 import markdown
 
@@ -21,6 +22,7 @@ from lab_view import format_quantity
 from lab_view.quantities import _significant as significant
 
 from .. import charts
+from ..bilingual import load_yaml
 from ..errors import BuildError
 from ..exercises import parse_lab
 from ..figures import figure_params, figure_style, render_figure
@@ -28,6 +30,12 @@ from ..labquery import lab_url
 from ..slots import slot_renderer
 from ..tutorial import REF_PREFIX, chapter_files, cjk_tidy, load_chapter
 from ..tutorial_values import chapter_data
+
+
+@cache
+def _book_order():
+    """[{id, slug}] of the chapters in reading order (parsed once per process)."""
+    return tuple({"id": load_yaml(path)["id"], "slug": path.stem} for path in chapter_files())
 
 
 def load_chapters():
@@ -163,6 +171,8 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
     if lang == "zh":
         chapter = cjk_tidy(chapter)
         catalog = dict(catalog, tutorial=cjk_tidy(catalog["tutorial"]))
+    if refs is None:
+        refs = book_refs(_book_order(), catalog)
     values = chapter_values(chapter, data.values, lang, units, refs)
     chart_specs = {spec["id"]: spec for spec in data.charts}
     sections = []
@@ -182,12 +192,15 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
 
 def chapter_refs(ctx):
     """``{ref_<id>: "[chapter N](url)"}`` for every chapter, in the page's language."""
-    pattern = ctx.catalog["tutorial"]["chapter_ref"]
-    refs = {}
-    for number, chapter in enumerate(ctx.build.chapters, start=1):
-        url = ctx.link("tutorial/" + chapter["slug"] + "/")
-        refs[REF_PREFIX + chapter["id"]] = f"[{pattern.format(n=number)}]({url})"
-    return refs
+    return book_refs(ctx.build.chapters, ctx.catalog, lambda slug: ctx.link("tutorial/" + slug + "/"))
+
+
+def book_refs(chapters, catalog, link=lambda slug: f"../{slug}/"):
+    """``{ref_<id>: "[chapter N](link(slug))"}`` for ``chapters`` in reading order
+    (chapter_context's default, so the prose renders outside a page too: labsite.book_stats)."""
+    pattern = catalog["tutorial"]["chapter_ref"]
+    return {REF_PREFIX + chapter["id"]: f"[{pattern.format(n=number)}]({link(chapter['slug'])})"
+            for number, chapter in enumerate(chapters, start=1)}
 
 
 @slot_renderer("tutorial:index")
