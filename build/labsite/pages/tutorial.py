@@ -172,13 +172,13 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
     return {"sections": sections, "exercises": exercises, "sources": sources, "workload": data.workload}
 
 
-def chapter_refs(ctx):
-    """``{ref_<id>: "[chapter N](url)"}`` for every chapter, in the page's language."""
-    pattern = ctx.catalog["tutorial"]["chapter_ref"]
+def chapter_refs(chapters, catalog, link):
+    """``{ref_<id>: "[chapter N](url)"}`` for every chapter in ``catalog``'s language;
+    ``link(path)`` is a site path's URL from the page (``tutorial/<slug>/``)."""
+    pattern = catalog["tutorial"]["chapter_ref"]
     refs = {}
-    for number, chapter in enumerate(ctx.build.chapters, start=1):
-        url = ctx.link("tutorial/" + chapter["slug"] + "/")
-        refs[REF_PREFIX + chapter["id"]] = f"[{pattern.format(n=number)}]({url})"
+    for number, chapter in enumerate(chapters, start=1):
+        refs[REF_PREFIX + chapter["id"]] = f"[{pattern.format(n=number)}]({link('tutorial/' + chapter['slug'] + '/')})"
     return refs
 
 
@@ -197,7 +197,8 @@ def _register(chapter_id):
     @slot_renderer(f"tutorial:{chapter_id}")
     def render(ctx):
         chapter = next(c for c in ctx.build.chapters if c["id"] == chapter_id)
-        context = chapter_context(chapter, ctx.lang, ctx.catalog, chapter_refs(ctx), ctx.link("lab/"))
+        refs = chapter_refs(ctx.build.chapters, ctx.catalog, ctx.link)
+        context = chapter_context(chapter, ctx.lang, ctx.catalog, refs, ctx.link("lab/"))
         t = ctx.catalog["tutorial"]
         ctx.add_to_toc([(s["id"], _plain(s["heading"])) for s in context["sections"]]
                        + ([("exercises", t["exercises_heading"])] if context["exercises"] else [])
