@@ -15,10 +15,12 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.\-/][A-Za-z0-9]+)*")
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 
 
-def chapter_text(chapter, lang, catalog):
-    """The chapter's reader-visible prose in ``lang`` as plain text."""
-    from .pages.tutorial import chapter_context
-    context = chapter_context(chapter, lang, catalog)
+def chapter_text(chapter, lang, catalog, chapters=None):
+    """The chapter's reader-visible prose in ``lang`` as plain text (``chapters``: the book,
+    for the words of chapter links; loaded when not given)."""
+    from .pages.tutorial import chapter_context, chapter_refs, load_chapters
+    refs = chapter_refs(chapters or load_chapters(), catalog, lambda path: "../../" + path)
+    context = chapter_context(chapter, lang, catalog, refs)
     pieces = []
     for section in context["sections"]:
         pieces += [section["heading"], section["body"], section["assumption"]]
@@ -41,9 +43,10 @@ def counts(chapters=None):
     from .pages.tutorial import load_chapters
     catalogs = load_catalogs()
     result = {}
-    for chapter in chapters or load_chapters():
-        en = english_words(chapter_text(chapter, "en", catalogs["en"]))
-        zh = chinese_characters(chapter_text(chapter, "zh", catalogs["zh"]))
+    chapters = chapters or load_chapters()
+    for chapter in chapters:
+        en = english_words(chapter_text(chapter, "en", catalogs["en"], chapters))
+        zh = chinese_characters(chapter_text(chapter, "zh", catalogs["zh"], chapters))
         figures = sum(1 for section in chapter["sections"] if section.get("figure"))
         result[chapter["id"]] = (en, zh, figures, len(chapter.get("exercises") or []))
     return result

@@ -38,7 +38,7 @@ prose except inside ``{placeholders}`` (filled by lab_core), inside backticks
 (formulas and code, e.g. `s·b·h·(34 + 5·a·s/h)`), in a citation (arXiv ids,
 doi:…, "Table 2", "Fig. 1", "Eq. 4", "§3.1", "Sec. 5", "Appendix A", 表 5,
 图 1, 式 7, 第 N 节), in a name: a word that joins letters and digits
-(A100, H100, fp32, bf16, 1F1B, 3D, ZeRO-3), GPT-3, Llama 3, "stage N" /
+(A100, H100, fp32, bf16, 1F1B, 3D, ZeRO-3), GPT-3, Llama 3, a year (2021), "stage N" /
 "N-bit" (names of ZeRO stages and number formats), or an ordinal that names
 one of several things ("GPU 0", "rank 3", "micro-batch 1", "chunk 2").
 """
@@ -67,11 +67,13 @@ _ALLOWED = [
     r"doi:\S+",
     r"\b(Tables?|Fig\.|Figs\.|Figure|Figures|Eq\.|Eqs\.|Sec\.|Section|Appendix|Chapter)\s*[A-Z]?\d+(\.\d+)*[a-z]?"
     r"(\s*(,|and|–|-|/)\s*[A-Z]?\d+(\.\d+)*)*",
-    r"§\s*\d+(\.\d+)*",
+    r"§\s*\d+(\.\d+)*(\s*(–|-|,|and|和|、|与)\s*§?\d+(\.\d+)*)*",
     r"[(（](19|20)\d\d[)）]",                           # publication years: Young (1974)
+    r"\b20[0-2]\d(–20[0-2]\d)?\b",                         # years of this century: the 2021 stack, 2021–2023
     r"(表|图|式|公式|附录)\s*[A-Z]?\d+(\.\d+)*",
     r"第\s*\d+\s*(节|章)",
-    r"\bGPT-\d\b", r"\bLlama\s?\d\b", r"\b[Ss]tages?[\s-]\d(\s?(–|-|/|,|and|和|到|至|、)\s?\d)*\b", r"\b\d+-bit\b",
+    r"\b(Llama\s?\d(\.\d)?|GPT-\d|Qwen\d?(\.\d)?|Mixtral)\s\d+(\.\d+)?B\b",  # model names: Llama 3 405B
+    r"\bGPT-\d\b", r"\bLlama\s?\d\b", r"\b[Ss]tages?[\s-]\d(\s?(–|-|/|,|and|or|和|或|到|至|、)\s?\d)*\b", r"\b\d+-bit\b",
     r"阶段\s?\d", r"\bZeRO-\d\b",
     # Ordinals that name one of several things: GPU 0, rank 3, micro-batch 1, chunk 2.
     r"\b(GPU|rank|micro-batch|chunk|node|step|layer|device)\s\d{1,2}\b",

@@ -12,7 +12,7 @@ import yaml
 
 from labsite import book_stats
 from labsite.catalog import load_catalogs
-from labsite.pages.tutorial import chapter_context, load_chapters
+from labsite.pages.tutorial import chapter_context, chapter_refs, load_chapters
 from labsite.tutorial import REF_PREFIX, TUTORIAL_DIR, hand_typed_numbers, placeholders
 from labsite.tutorial_values import chapter_data
 
@@ -76,7 +76,7 @@ def test_every_answer_states_a_computed_number(chapter):
 
 
 def _zh_text(chapter):
-    return book_stats.chapter_text(chapter, "zh", CATALOGS["zh"])
+    return book_stats.chapter_text(chapter, "zh", CATALOGS["zh"], CHAPTERS)
 
 
 FULL_WIDTH = "，。、；：？！）」』】》"
@@ -180,5 +180,5 @@ def test_every_paper_named_in_the_prose_is_a_source(chapter):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_chapter_renders_with_its_exercises_last_before_sources(lang):
     for chapter in CHAPTERS:
-        context = chapter_context(chapter, lang, CATALOGS[lang])
+        context = chapter_context(chapter, lang, CATALOGS[lang], chapter_refs(CHAPTERS, CATALOGS[lang], str))
         assert len(context["exercises"]) == len(chapter.get("exercises") or [])

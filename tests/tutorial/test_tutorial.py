@@ -112,6 +112,9 @@ def test_chapter_markdown_has_numbers_only_in_template_expressions(repo_root):
     ("表 5 与第 3 节", False),
     ("A100, H100, fp32, 16-bit, 1F1B, 3D, ZeRO-3, stage 1–3, GPT-3, Llama 3", False),
     ("Young (1974) and Daly (2006)", False),
+    ("the 2021 stack of the 2021–2023 papers, 2021 年", False),
+    ("sequences of 2048 tokens", True),
+    ("GPU 0 sends to rank 3, micro-batch 12", False),
 ])
 def test_number_checker(text, flagged):
     assert bool(hand_typed_numbers(text)) is flagged

@@ -172,7 +172,7 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
         chapter = cjk_tidy(chapter)
         catalog = dict(catalog, tutorial=cjk_tidy(catalog["tutorial"]))
     if refs is None:
-        refs = book_refs(_book_order(), catalog)
+        refs = chapter_refs(_book_order(), catalog, lambda path: "../../" + path)
     values = chapter_values(chapter, data.values, lang, units, refs)
     chart_specs = {spec["id"]: spec for spec in data.charts}
     sections = []
@@ -190,17 +190,14 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
     return {"sections": sections, "exercises": exercises, "sources": sources, "workload": data.workload}
 
 
-def chapter_refs(ctx):
-    """``{ref_<id>: "[chapter N](url)"}`` for every chapter, in the page's language."""
-    return book_refs(ctx.build.chapters, ctx.catalog, lambda slug: ctx.link("tutorial/" + slug + "/"))
-
-
-def book_refs(chapters, catalog, link=lambda slug: f"../{slug}/"):
-    """``{ref_<id>: "[chapter N](link(slug))"}`` for ``chapters`` in reading order
-    (chapter_context's default, so the prose renders outside a page too: labsite.book_stats)."""
+def chapter_refs(chapters, catalog, link):
+    """``{ref_<id>: "[chapter N](url)"}`` for every chapter in ``catalog``'s language;
+    ``link(path)`` is a site path's URL from the page (``tutorial/<slug>/``)."""
     pattern = catalog["tutorial"]["chapter_ref"]
-    return {REF_PREFIX + chapter["id"]: f"[{pattern.format(n=number)}]({link(chapter['slug'])})"
-            for number, chapter in enumerate(chapters, start=1)}
+    refs = {}
+    for number, chapter in enumerate(chapters, start=1):
+        refs[REF_PREFIX + chapter["id"]] = f"[{pattern.format(n=number)}]({link('tutorial/' + chapter['slug'] + '/')})"
+    return refs
 
 
 @slot_renderer("tutorial:index")
@@ -218,7 +215,8 @@ def _register(chapter_id):
     @slot_renderer(f"tutorial:{chapter_id}")
     def render(ctx):
         chapter = next(c for c in ctx.build.chapters if c["id"] == chapter_id)
-        context = chapter_context(chapter, ctx.lang, ctx.catalog, chapter_refs(ctx), ctx.link("lab/"))
+        refs = chapter_refs(ctx.build.chapters, ctx.catalog, ctx.link)
+        context = chapter_context(chapter, ctx.lang, ctx.catalog, refs, ctx.link("lab/"))
         t = ctx.catalog["tutorial"]
         ctx.add_to_toc([(s["id"], _plain(s["heading"])) for s in context["sections"]]
                        + ([("exercises", t["exercises_heading"])] if context["exercises"] else [])
