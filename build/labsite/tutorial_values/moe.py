@@ -5,6 +5,7 @@ with Megatron-Core (scenarios/qwen3-235b-moe.yaml) for expert parallelism
 folded into tensor and data parallelism."""
 from lab_core import calibration as cal, flops
 from lab_core.context import context_for
+from lab_core.efficiency import gemm_efficiency
 from lab_core.moe import mlp_params
 
 from ..figures.moe_alltoall import link_shares
@@ -15,6 +16,8 @@ from .scenario_runs import branch, micro_batch, per_stage, published_run
 DEEPSEEK, QWEN = "deepseek-v3", "qwen3-235b-moe"
 #: How much busier than average the busiest expert is in the balance example (a teaching input).
 HOT_EXPERT = 1.25
+#: An efficiency within this factor of another reads as "close to" it in the prose.
+CLOSE = 0.85
 
 
 def _idea_values(w, r):
@@ -95,6 +98,45 @@ def _alltoall_values(workload, layout, w, r):
     }
 
 
+def _budget_values(w, r):
+    """DeepSeek-V3's step by part, and the step with the all-to-all entirely hidden."""
+    compute = r.forward_s + r.backward_s + r.recompute_s
+    other = r.step_s - compute - r.ep_comm_s - r.tp_comm_s - r.pipeline_bubble_s - r.pp_p2p_s - r.dp_comm_s - r.zero_comm_s
+    hidden_step = r.step_s - r.ep_comm_s
+    published = next(p["value"] for p in load_scenario(DEEPSEEK).published if p["metric"] == "tokens_per_s")
+    hidden_tps = r.tokens_per_step / hidden_step
+    return {
+        "b_compute": (compute / r.step_s, "percent"), "b_ep": (r.ep_comm_s / r.step_s, "percent"),
+        "b_bubble": ((r.pipeline_bubble_s + r.pp_p2p_s) / r.step_s, "percent"),
+        "b_dp": ((r.dp_comm_s + r.zero_comm_s) / r.step_s, "percent"), "b_other": (other / r.step_s, "percent"),
+        "b_micro": (r.micro_batches, "count"),
+        "hidden_step": (hidden_step, "duration"), "hidden_tps": (hidden_tps, "tokens_per_s"),
+        "hidden_error": (abs(hidden_tps / published - 1.0), "percent"),
+        "hidden_side": branch(hidden_tps > published, "above", "below"),
+        "hidden_verdict": branch(hidden_tps > published, "above", "below"),
+        "gpu_hours_per_t": (1e12 / r.tokens_per_s * w.gpus / 3600.0, "scaled"),
+    }
+
+
+def _gemm_values(w, layout):
+    """Rows each expert's grouped GEMM sees per micro-batch, with and without expert parallelism,
+    and the efficiency lab_core.efficiency gives those shapes (DeepGEMM-fitted size curve)."""
+    e, h, dev = w.shape.experts, w.shape.hidden, w.device
+    tokens = layout["micro_batch"] * w.seq_len
+    rows = {ep: ep * tokens / layout["tp"] * e.per_token / e.count for ep in (1, layout["ep"])}
+    width = min(h, e.ffn_hidden)
+    return {
+        "micro_tokens": (tokens, "count"),
+        "expert_rows": (rows[layout["ep"]], "count"), "expert_rows_alone": (rows[1], "count"),
+        "expert_eff": (gemm_efficiency(dev.id, w.precision, rows[layout["ep"]], width), "percent"),
+        "expert_eff_alone": (gemm_efficiency(dev.id, w.precision, rows[1], width), "percent"),
+        "dense_eff": (gemm_efficiency(dev.id, w.precision, tokens, h), "percent"),
+        "expert_width": (e.ffn_hidden, "count"),
+        "expert_vs_dense": branch(gemm_efficiency(dev.id, w.precision, rows[layout["ep"]], width)
+                                  > CLOSE * gemm_efficiency(dev.id, w.precision, tokens, h), "close", "below"),
+    }
+
+
 def _qwen_values():
     workload, layout = published_run(QWEN)
     w, r = evaluate(workload, **layout)
@@ -120,7 +162,9 @@ def _ep_verdict(layout, report, published_tps):
 
 def _exercise_values(w, published_tps):
     values = {"fast_ratio": (exercise("moe", "faster-fabric").workload.inter_node_gbps / w.inter_node_gbps, "plain")}
-    for key, name in (("plan", "deepseek-plan"), ("topk", "fewer-experts-per-token"), ("fast", "faster-fabric")):
+    qwen_published = evaluate(*published_run(QWEN)[:1], **published_run(QWEN)[1])[1].tokens_per_s
+    for key, name in (("plan", "deepseek-plan"), ("topk", "fewer-experts-per-token"), ("fast", "faster-fabric"),
+                      ("qwen", "qwen-plan")):
         state = exercise("moe", name)
         p, r, ew = state.layout, state.report, state.workload
         values.update({
@@ -130,7 +174,8 @@ def _exercise_values(w, published_tps):
             f"ex_{key}_ep_share": (r.ep_comm_s / r.step_s, "percent"),
             f"ex_{key}_active": (ew.shape.active_params, "params"), f"ex_{key}_top_k": (ew.experts_per_token, "count"),
             f"ex_{key}_gbps": (ew.inter_node_gbps, "gbps"),
-            f"ex_{key}_ep_verdict": case(_ep_verdict(p, r, published_tps), "uses_ep", "no_ep_slower", "no_ep_faster"),
+            f"ex_{key}_ep_verdict": case(_ep_verdict(p, r, qwen_published if key == "qwen" else published_tps),
+                                         "uses_ep", "no_ep_slower", "no_ep_faster"),
         })
     return values
 
@@ -141,7 +186,7 @@ def moe_chapter():
     w, r = evaluate(workload, **layout)
     values = {}
     for part in (_idea_values(w, r), _memory_values(w, r, layout), _balance_values(w),
-                 _alltoall_values(workload, layout, w, r), _qwen_values(), _exercise_values(w, r.tokens_per_s)):
+                 _alltoall_values(workload, layout, w, r), _gemm_values(w, layout), _budget_values(w, r), _qwen_values(), _exercise_values(w, r.tokens_per_s)):
         values.update(part)
     # The published layout's plan-free baseline for the exercises: its throughput and all-to-all share.
     values["pub_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")
