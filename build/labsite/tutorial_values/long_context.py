@@ -39,6 +39,17 @@ def _why_values(w_short, w_long, layout):
     return values
 
 
+def _recipe_values(w_short, w_long):
+    """Training FLOPs per token at the two lengths (lab_core.flops.shape_model_flops)."""
+    per_token = {}
+    for key, w in (("short", w_short), ("long", w_long)):
+        per_token[key] = flops.shape_model_flops(1, w.seq_len, w.shape) / w.seq_len
+    return {
+        "short_flops_token": (per_token["short"], "sci"), "long_flops_token": (per_token["long"], "sci"),
+        "flops_token_ratio": (per_token["long"] / per_token["short"], "plain"),
+    }
+
+
 def _run_values(workload, layout, w, r):
     published = {p["metric"]: p["value"] for p in load_scenario(LONG).published}
     stages = per_stage(workload, layout)
@@ -64,6 +75,12 @@ def _run_values(workload, layout, w, r):
         "mfu_drop": (1.0 - r.mfu / rs.mfu, "percent"),
         "published_drop": (1.0 - published["mfu_percent"] / short_published["mfu_percent"], "percent"),
         "drop_verdict": branch(r.mfu < rs.mfu, "drops", "holds"),
+        "short_micro": (rs.micro_batches, "count"),
+        "micro_verdict": branch(r.micro_batches == rs.micro_batches, "same", "different"),
+        "bubble": (r.bubble_fraction, "percent"), "short_bubble": (rs.bubble_fraction, "percent"),
+        "sync_ranks": (layout["dp"] * layout["cp"], "count"), "short_sync_ranks": (short_layout["dp"], "count"),
+        "dp_total": (r.dp_comm_total_s, "duration"), "short_dp_total": (rs.dp_comm_total_s, "duration"),
+        "dp_exposed": (r.dp_comm_s, "duration"), "short_dp_exposed": (rs.dp_comm_s, "duration"),
     }
 
 
@@ -93,6 +110,13 @@ def _ring_values(workload, layout, w):
         "kv_factor": (w.shape.heads // w.shape.kv_heads, "count"),
         "whole_kv": (whole_kv, "bytes"),
         "kv_per_tp_rank": (w.shape.kv_heads // t, "count"),
+        # Bytes one GPU sends per layer, forward: the ring (or an all-gather) passes (cp - 1)/cp of the
+        # sequence's keys and values; Ulysses (arXiv:2309.14509 §3) all-to-alls its queries, keys, values
+        # and output, (cp - 1)/cp of each, on its own s/cp tokens, with no tensor parallelism beside it.
+        "ring_layer": ((cp - 1.0) / cp * whole_kv, "bytes"),
+        "ulysses_layer": ((cp - 1.0) / cp * (s / cp) * h * 2.0 * (2.0 + 2.0 * r), "bytes"),
+        "ring_vs_ulysses": branch((cp - 1.0) / cp * whole_kv < (cp - 1.0) / cp * (s / cp) * h * 2.0 * (2.0 + 2.0 * r),
+                                  "ring_less", "ulysses_less"),
         "ulysses_limit": branch(w.shape.kv_heads // t < cp, "too_few_heads", "enough_heads"),
     }
 
@@ -120,9 +144,10 @@ def _plan_values(w):
     }
 
 
-def _exercise_values():
+def _exercise_values(published_mfu):
     values = {}
-    for key, name in (("mid", "llama-32k"), ("seventy", "seventy-128k"), ("small", "eight-128k")):
+    for key, name in (("mid", "llama-32k"), ("seventy", "seventy-128k"), ("small", "eight-128k"),
+                      ("full", "llama-128k-plan")):
         state = exercise("long_context", name)
         p, r, ew = state.layout, state.report, state.workload
         values.update({
@@ -134,6 +159,8 @@ def _exercise_values():
             f"ex_{key}_cp_verdict": branch(p.cp > 1, "uses_cp", "no_cp"),
             f"ex_{key}_in_node": branch(p.tp * p.cp <= ew.gpus_per_node, "inside", "across"),
         })
+    values["ex_full_vs_published"] = branch(exercise("long_context", "llama-128k-plan").report.mfu > published_mfu,
+                                            "better", "worse")
     return values
 
 
@@ -143,9 +170,9 @@ def long_context_chapter():
     w, r = evaluate(workload, **layout)
     w_short = lab_core.Workload(**published_run(SHORT)[0])
     values = {}
-    for part in (_why_values(w_short, w, layout), _run_values(workload, layout, w, r),
+    for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w), _run_values(workload, layout, w, r),
                  _ring_values(workload, layout, w), _memory_values(workload, layout, w, r), _plan_values(w),
-                 _exercise_values()):
+                 _exercise_values(r.mfu)):
         values.update(part)
     values["fig_cp"] = (FIGURE_CP, "count")
     figures = {"ring": {"cp": FIGURE_CP, "seq": w.seq_len}}
