@@ -262,6 +262,30 @@ def _segments(reports):
     return [(key, parts[key]) for key in ("compute", "tp", "pipeline", "dp", "other")]
 
 
+#: The sensitivity table: one input of the brief changed at a time.
+SENSITIVITY = (("slow", {"inter_node_gbps": 200}), ("fast", {"inter_node_gbps": 800}),
+               ("small_batch", {"global_batch_tokens": 2097152}), ("short", {"seq_len": 4096}))
+
+
+def _sensitivity_values(plan_tokens_per_s):
+    values = {}
+    for key, change in SENSITIVITY:
+        plan = recommend(lab_core.Workload(**dict(WORKLOAD, **change)))
+        p, r = plan.parallelism, plan.report
+        values.update({
+            f"s_{key}_tp": (p.tp, "count"), f"s_{key}_pp": (p.pp, "count"), f"s_{key}_dp": (p.dp, "count"),
+            f"s_{key}_zero": (p.zero, "count"), f"s_{key}_v": (p.interleave, "count"),
+            f"s_{key}_mfu": (r.mfu, "percent"), f"s_{key}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"),
+            f"s_{key}_change": (abs(r.tokens_per_s / plan_tokens_per_s - 1.0), "percent"),
+            f"s_{key}_side": branch(r.tokens_per_s >= plan_tokens_per_s, "up", "down"),
+        })
+    for key, change in SENSITIVITY:
+        name, value = next(iter(change.items()))
+        kind = {"inter_node_gbps": "gbps", "global_batch_tokens": "tokens", "seq_len": "count"}[name]
+        values[f"s_{key}_input"] = (value, kind)
+    return values
+
+
 def _variant_values():
     """Llama 3 405B on the same 512 H100s: its published workload with this cluster's GPU count."""
     workload, _ = published_run("llama3-405b")
@@ -296,7 +320,8 @@ def _exercise_values(layout):
         fits = False
         values["ex_long_ws_mem"] = (0.0, "bytes")
     values["ex_long_break"] = branch(not fits, "activations", "nothing")
-    for key, name in (("batch", "twice-the-batch"), ("gpus", "twice-the-gpus"), ("long", "long-context")):
+    for key, name in (("batch", "twice-the-batch"), ("gpus", "twice-the-gpus"), ("long", "long-context"),
+                      ("big", "bigger-cluster")):
         state = exercise("design", name)
         p, r, ew = state.layout, state.report, state.workload
         values.update({
@@ -306,8 +331,10 @@ def _exercise_values(layout):
             f"ex_{key}_recompute": (p.recompute, "text"), f"ex_{key}_mfu": (r.mfu, "percent"),
             f"ex_{key}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"), f"ex_{key}_days": (r.train_time_s / 86400.0, "days"),
             f"ex_{key}_gpus": (ew.gpus, "count"), f"ex_{key}_batch_tokens": (ew.global_batch_tokens, "tokens"),
-            f"ex_{key}_seq": (ew.seq_len, "count"),
+            f"ex_{key}_seq": (ew.seq_len, "count"), f"ex_{key}_zero": (p.zero, "count"),
         })
+    big = exercise("design", "bigger-cluster").layout
+    values["ex_big_verdict"] = branch(big.zero < 3 and big.recompute != "full", "relieved", "still_tight")
     return values
 
 
@@ -335,4 +362,5 @@ def design_chapter():
         values.update(part)
     plan_values, chart, figure = _plan_values(w, layout, r)
     values.update(plan_values)
+    values.update(_sensitivity_values(plan_values["plan_tokens_per_s"][0]))
     return Chapter(values, dict(WORKLOAD), [chart], {"plan": figure})
