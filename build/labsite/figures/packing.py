@@ -5,7 +5,7 @@ The sequence is ``docs`` documents of equal length; the shaded area of each
 mask is the attention the kernel computes, so its share is the FLOP share the
 chapter states (lab_core.flops.layer_forward_flops: attention grows with the
 square of the span; per-document masking as in arXiv:2107.02027 and
-arXiv:2407.21783 §3.1).
+arXiv:2407.21783 §3.2).
 """
 from . import Drawing, figure_kind
 from .svg import rect, text

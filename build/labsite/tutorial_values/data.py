@@ -1,7 +1,7 @@
 """Feeding the GPUs: what the GPUs consume against what storage and
 loaders deliver (a 1.3B model on 1,024 A100s, plain data parallelism), what
 packing documents into sequences costs and saves (Llama 3 70B's shape at
-8K, arXiv:2407.21783 §3.1), and the state a loader must save to resume."""
+8K, arXiv:2407.21783 §3.2), and the state a loader must save to resume."""
 import lab_core
 from lab_core import calibration as cal, flops
 
@@ -111,7 +111,8 @@ def _resume_values(w):
 
 def _exercise_values(r):
     values = {}
-    for key, name in (("many", "small-model-many-gpus"), ("slow", "host-tokenizer"), ("store", "shared-store")):
+    for key, name in (("many", "small-model-many-gpus"), ("slow", "host-tokenizer"), ("store", "shared-store"),
+                      ("big", "big-model")):
         state = exercise("data", name)
         er, ew = state.report, state.workload
         nodes = -(-ew.gpus // ew.gpus_per_node)
