@@ -2,6 +2,8 @@
 on GPT-3 175B (arXiv:2205.05198), what today's layers change (Llama 3 405B's
 published run, scenarios/llama3-405b.yaml), and when recomputation becomes
 necessary as sequences grow (a Llama-3-70B-shaped model on 512 H100s)."""
+import math
+
 import lab_core
 from lab_core import activations, flops
 from lab_core.parallelism import RECOMPUTE_MODES
@@ -108,6 +110,7 @@ def _modern_values():
     eager = activations.per_layer_bytes(s, 1, sh.hidden, sh.heads, t, True, "none", False, **kw)
     flash = activations.per_layer_bytes(s, 1, sh.hidden, sh.heads, t, True, "none", True, **kw)
     units = flash / (s * sh.hidden / t)
+    fp8 = activations.per_layer_bytes(s, 1, sh.hidden, sh.heads, t, True, "none", True, fp8_inputs=True, **kw)
     _, r = evaluate(workload, **layout)
     stages = per_stage(workload, layout)
     p, v = layout["pp"], layout["interleave"]
@@ -129,6 +132,7 @@ def _modern_values():
         "l_eager": (eager, "bytes"),
         "l_flash": (flash, "bytes"),
         "l_units": (units, "plain"),
+        "l_fp8": (fp8, "bytes"), "l_fp8_saved": (1.0 - fp8 / flash, "percent"),
         "l_stage_act": (r.activations_bytes, "bytes"),
         "l_recompute": case(layout["recompute"], *RECOMPUTE_MODES),
     }
@@ -167,6 +171,17 @@ def _sweep():
                    "sw_before_step": (rows[max(over_index - 1, 0)][1].step_s, "duration")})
     values["sw_full_verdict"] = branch(full_over is None, "full_fits", "full_overflows")
     values["sw_full_over"] = (full_over or rows[-1][0], "count")
+    # Partial recomputation at the first length that overflows: recompute just enough of the first
+    # stage's layers (Megatron-LM's --recompute-num-layers) to fit in the room left.
+    stage_layers = LLAMA70_SHAPE["layers"] // SWEEP_LAYOUT["pp"]
+    excess = over[1].activations_bytes - room
+    per_layer_saving = (over[1].activations_bytes - over[2].activations_bytes) / stage_layers
+    needed = min(stage_layers, max(0, math.ceil(excess / per_layer_saving))) if per_layer_saving > 0 else stage_layers
+    values.update({
+        "sw_stage_layers": (stage_layers, "count"), "sw_excess": (max(excess, 0.0), "bytes"),
+        "sw_layer_saving": (per_layer_saving, "bytes"), "sw_partial_layers": (needed, "count"),
+        "sw_partial_share": (needed / stage_layers, "percent"),
+    })
     series = [{"key": key, "dashed": key == "full",
                "points": [(seq, (none if key == "none" else full).activations_bytes / GB) for seq, none, full in rows]}
               for key in ("none", "full")]
@@ -195,7 +210,7 @@ def _exercise_values(example):
         "ex_long_full_step": (r_long_full.step_s, "duration"),
         "ex_long_full_verdict": branch(r_long_full.fits, "fits", "overflows"),
     }
-    for name, exercise_id in (("gpt3", "gpt3-8k"), ("eager", "no-flash"), ("long", "long-32k")):
+    for name, exercise_id in (("gpt3", "gpt3-8k"), ("eager", "no-flash"), ("long", "long-32k"), ("drop", "dropout")):
         plan = exercise("activations", exercise_id)
         p, r = plan.layout, plan.report
         values[f"ex_plan_{name}_recompute"] = (p.recompute, "text")
@@ -213,6 +228,9 @@ def _exercise_values(example):
     values["ex_eager_layer"] = (eager_layer, "bytes")
     values["ex_flash_layer"] = (flash_layer, "bytes")
     values["ex_eager_ratio"] = (eager_layer / flash_layer, "plain")
+    dropped = exercise("activations", "dropout").workload
+    values["ex_drop_seq"] = (dropped.seq_len, "count")
+    values["ex_drop_layer"] = (activations.per_layer_bytes(*_layer_args(dropped, True)), "bytes")
     return values
 
 
