@@ -50,6 +50,8 @@ def _stages_values(example, w, r):
         "send_share": (2.0 * send / mb.busy, "percent"),
         "all_reduce": (all_reduce, "duration"),
         "naive_busy": (1.0 / p, "percent"),
+        "params_per_gpu": (r.params_per_gpu, "params"),
+        "state_per_gpu": (r.weights_bytes + r.gradients_bytes + r.optimizer_bytes, "bytes"),
         "send_verdict": branch(2.0 * send / mb.busy < SENDS_CHEAP, "cheap", "costly"),
     }
 

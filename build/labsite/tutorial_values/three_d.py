@@ -84,6 +84,8 @@ def _plan_values(w, plan, hand):
     for name in ("tp", "pp", "dp", "zero", "micro_batch", "interleave"):
         values[f"plan_{name}"] = (layout[name], "count")
     values["plan_recompute"] = (layout["recompute"], "text")
+    values["plan_layers_per_chunk"] = (w.shape.layers // (layout["pp"] * layout["interleave"]), "count")
+    values["plan_accumulation"] = (pr.micro_batches, "count")
     values["plan_step"] = (pr.step_s, "duration")
     values["plan_mem"] = (pr.memory_bytes, "bytes")
     values["plan_mfu"] = (pr.mfu, "percent")
@@ -119,7 +121,7 @@ def _exercise_values(plan):
     """The plans the exercises' links open, against the chapter's plan."""
     base = plan.parallelism
     values = {}
-    for name in ("slow-fabric", "twice-the-gpus", "h100"):
+    for name in ("slow-fabric", "twice-the-gpus", "h100", "half-the-gpus"):
         state = exercise("three_d", name)
         key = name.split("-")[0]
         layout, r = state.layout, state.report
@@ -129,6 +131,8 @@ def _exercise_values(plan):
         values[f"ex_{key}_mfu"] = (r.mfu, "percent")
         values[f"ex_{key}_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")
         values[f"ex_{key}_dp_exposed"] = (r.dp_comm_s, "duration")
+        values[f"ex_{key}_recompute"] = (layout.recompute, "text")
+        values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
         values[f"ex_{key}_tp_exposed"] = (r.tp_comm_s, "duration")
         values[f"ex_{key}_same"] = branch((layout.tp, layout.pp) == (base.tp, base.pp), "same", "different")
     slow = exercise("three_d", "slow-fabric").workload
