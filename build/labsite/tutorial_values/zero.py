@@ -99,6 +99,23 @@ def _zeropp(values):
     values["zpp_ratio"] = (zero3 / zeropp, "plain")
 
 
+def _with_model_parallel(values):
+    """ZeRO stage 1 inside a 3D layout: GPT-3 in Korthikanti et al.'s layout, sharded over its DP group."""
+    from ..reference import gpt3_workload
+    from .common import GPT3_GPUS, GPT3_LAYOUT
+    for key, stack in STACKS:
+        for stage in (0, 1):
+            _, r = evaluate(gpt3_workload(gpus=GPT3_GPUS, stack=stack), **dict(GPT3_LAYOUT, zero=stage))
+            values[f"g{stage}_{key}_mem"] = (r.memory_bytes, "bytes")
+            values[f"g{stage}_{key}_opt"] = (r.optimizer_bytes, "bytes")
+            values[f"g{stage}_{key}_step"] = (r.step_s, "duration")
+            values[f"g{stage}_{key}_dp"] = (r.dp_comm_s, "duration")
+    values["g_dp"] = (GPT3_LAYOUT["dp"], "count")
+    values["g_tp"] = (GPT3_LAYOUT["tp"], "count")
+    values["g_pp"] = (GPT3_LAYOUT["pp"], "count")
+    values["g_gpus"] = (GPT3_GPUS, "count")
+
+
 def _exercises(values):
     for name in ("stack-modern", "stack-2021", "h100-cluster", "figure-one"):
         state = exercise("zero", name)
@@ -121,6 +138,7 @@ def _exercises(values):
 @chapter("zero")
 def zero_chapter():
     values = {"params": (PARAMS, "params"), "dp": (DP, "count"), "state_per_param": (ZERO_STATE_BYTES, "count"),
+              "optimizer_k": (memory.OPTIMIZER_BYTES, "count"),
               "psi_bytes": (2.0 * PARAMS, "bytes"),
               "dp_volume": (collectives.cost("ring_allreduce", DP, 2.0 * PARAMS)[1], "bytes"),
               "z3_volume": (2.0 * collectives.cost("ring_all_gather", DP, 2.0 * PARAMS)[1]
@@ -135,6 +153,7 @@ def zero_chapter():
     _accumulation(values)
     _hsdp(values)
     _zeropp(values)
+    _with_model_parallel(values)
     _exercises(values)
     device = values["device"][0]
     chart = {"type": "stacked", "id": "zero", "categories": categories,
