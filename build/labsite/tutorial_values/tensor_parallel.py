@@ -183,6 +183,7 @@ def _choices(values):
         values[f"choice_{key}_tp"] = (plan.parallelism.tp, "count")
         values[f"choice_{key}_pp"] = (plan.parallelism.pp, "count")
     values["llama_tp"] = (scenario_parallelism("llama3-405b")["tp"], "count")
+    values["llama_per_node"] = (scenario_workload("llama3-405b").gpus_per_node, "count")
 
 
 def _exercises(values):
@@ -198,6 +199,12 @@ def _exercises(values):
         values[f"ex_{key}_mfu"] = (r.mfu, "percent")
         values[f"ex_{key}_params"] = (state.workload.shape.params, "params")
         values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
+    v = {name: value for name, (value, _) in values.items()}
+    values["ex_modern_mfu_verdict"] = case("rises" if v["ex_gpt3_modern_mfu"] > v["ex_gpt3_2021_mfu"] else "falls",
+                                           "rises", "falls")
+    values["ex_no_overlap_verdict"] = case("lowers" if v["ex_no_overlap_tp"] < v["ex_gpt3_modern_tp"] else "keeps",
+                                           "lowers", "keeps")
+    values["ex_small_verdict"] = case("no" if v["ex_small_model_tp"] == 1 else "yes", "no", "yes")
 
 
 def _chart(values, model):

@@ -131,6 +131,15 @@ def _exercises(values):
         values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
         values[f"ex_{key}_gbps"] = (state.workload.inter_node_gbps, "gbps")
         values[f"ex_{key}_state"] = (state.workload.state_bytes_per_param, "count")
+    for name, stage in (("stack_modern", 2), ("h100_cluster", 1)):
+        state = exercise("zero", name.replace("_", "-"))
+        dp = state.workload.gpus
+        _, lower = evaluate(state.inputs, dp=dp, zero=stage, micro_batch=1)
+        values[f"ex_{name}_lower_mem"] = (lower.memory_bytes, "bytes")
+        values[f"ex_{name}_lower_stage"] = (stage, "count")
+        usable = state.plan.usable_bytes
+        values[f"ex_{name}_usable"] = (usable, "bytes")
+        values[f"ex_{name}_lower_fits"] = case("fits" if lower.memory_bytes <= usable else "over", "fits", "over")
     values["ex_stack_2021_uses_z3"] = case("z3" if values["ex_stack_2021_zero"][0] == 3 else "other", "z3", "other")
     values["ex_stack_modern_uses_tp"] = case("tp" if values["ex_stack_modern_tp"][0] > 1 else "other", "tp", "other")
 
