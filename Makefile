@@ -1,7 +1,7 @@
 # One command to serve, one to test; each sets up what it needs first.
 #   make serve   set up, build, serve the site with the live lab on http://127.0.0.1:8000
 #   make test    set up (venv, npm ci, headless Chromium), build, run every test
-#   make bench   print speed and memory figures
+#   make bench   print speed and memory figures (and the lab on a throttled network)
 # Setup is idempotent: stamps in .stamps/ skip work already done for the same
 # requirements / lock files.
 

@@ -68,8 +68,7 @@ class WorkloadContext:
         self.recompute_flops = {mode: shape_recompute_flops(w.batch_sequences, w.seq_len, shape, mode,
                                                             w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
-        self.failures = failure_figures(w.gpus, w.gpu_failures_per_hour, shape.params, w.checkpoint_storage_gbps,
-                                        w.checkpoint_interval_min, w.restart_min)
+        self.failures = failure_figures(w, shape.params, self.nic_rate)
 
 
 def context_for(workload):

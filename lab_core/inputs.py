@@ -13,6 +13,7 @@ to_dict) are what validation accepts, wider for a few inputs.
 from dataclasses import dataclass
 
 from .calibration import GPU_FAILURES_PER_HOUR
+from .checkpoint_modes import CHECKPOINT_MODES
 from .hardware import DEFAULT_GPU, GPU_PRESETS
 from .stack import PRECISIONS, STACKS
 
@@ -75,7 +76,9 @@ INPUT_SPECS = (
               limit_min=512, limit_max=1e9),
     InputSpec("seq_len", "tokens", 512, 131072, 2048, integer=True),
     InputSpec("inter_node_gbps", "Gb/s per GPU (inter-node fabric)", 25, 3200, 200),
-    InputSpec("checkpoint_interval_min", "minutes", 1, 1440, 60),
+    # Typed intervals may go below the slider: async checkpoints at scale are
+    # best taken every minute or two (failures.optimal_interval).
+    InputSpec("checkpoint_interval_min", "minutes", 1, 1440, 60, limit_min=0.1),
     # Advanced inputs.
     InputSpec("gpu", "preset id", None, None, DEFAULT_GPU, log_scale=False, slider=False,
               kind="choice", choices=tuple(sorted(GPU_PRESETS))),
@@ -92,7 +95,9 @@ INPUT_SPECS = (
               integer=True, slider=False, kind="choice", choices=(16, 18)),
     _advanced("training_tokens", "tokens", 1e6, 1e15, 300e9, log_scale=True),
     _advanced("gpu_failures_per_hour", "interruptions per GPU-hour", 0, 1e-2, GPU_FAILURES_PER_HOUR),
-    _advanced("restart_min", "minutes", 0, 1440, 10),
+    # A fixed time per interruption for detection, restart, communicator set-up
+    # and checkpoint load; 0 / None = model those parts (recovery.py).
+    _advanced("restart_min", "minutes (0 = model the recovery parts)", 0, 1440, 0, derive=True),
     _advanced("checkpoint_storage_gbps", "GB/s aggregate write (1e9 B/s)", 0.1, 100000, 100, log_scale=True),
     _advanced("storage_read_gbps", "GB/s aggregate read (1e9 B/s)", 0.1, 100000, 100, log_scale=True),
     _advanced("loader_tokens_per_s_per_node", "tokens/s per node", 1e3, 1e10, 5e6, log_scale=True),
@@ -117,6 +122,10 @@ INPUT_SPECS = (
     # Tensor-parallel collectives overlapped with the GEMMs around them (Megatron-Core
     # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; modern stack only.
     InputSpec("tp_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # How checkpoints are taken (checkpoint_modes.py): blocking writes, async
+    # (device-to-host snapshot, background persist) or in-memory copies on peers.
+    InputSpec("checkpoint_mode", "mode id", None, None, "async", log_scale=False, slider=False, kind="choice",
+              choices=CHECKPOINT_MODES),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

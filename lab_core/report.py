@@ -84,6 +84,36 @@ LAYOUT = (
         ("lost_work_per_day_s", "lost_work_per_day_s"),
         ("goodput", "goodput"),
         ("goodput_at_daly", "goodput_at_daly"),
+        # The checkpoint mode and what one checkpoint costs (checkpoint_modes.py).
+        ("checkpoint_mode", "checkpoint_mode"),
+        ("checkpoint_bytes_per_gpu", "checkpoint_bytes_per_gpu"),
+        ("checkpoint_snapshot_s", "checkpoint_snapshot_s"),
+        ("checkpoint_stall_s", "checkpoint_stall_s"),
+        ("checkpoint_background_s", "checkpoint_background_s"),
+        ("checkpoint_durable_lag_s", "checkpoint_durable_lag_s"),
+        ("storage_write_bytes_per_s", "storage_write_bytes_per_s"),
+        ("replication_bytes_per_s_per_gpu", "replication_bytes_per_s_per_gpu"),
+        ("recovery_source", "recovery_source"),
+        # The interval: Young/Daly for the pause, bounded by the background work.
+        ("optimal_interval_s", "optimal_interval_s"),
+        ("interval_bound", "interval_bound"),
+        ("goodput_at_optimal", "goodput_at_optimal"),
+        # Recovery per interruption (recovery.py); the parts are None when fixed.
+        ("recovery_fixed", "recovery_fixed"),
+        ("recovery_s", "recovery_s"),
+        ("detection_s", "detection_s"),
+        ("job_restart_s", "job_restart_s"),
+        ("comm_init_s", "comm_init_s"),
+        ("checkpoint_load_s", "checkpoint_load_s"),
+        ("recompute_per_interruption_s", "recompute_per_interruption_s"),
+        # Where wall time goes besides training: they sum to 1 - goodput.
+        ("lost_work_share", "lost_work_share"),
+        ("checkpoint_stall_share", "checkpoint_stall_share"),
+        ("recovery_share", "recovery_share"),
+        ("detection_share", "detection_share"),
+        ("job_restart_share", "job_restart_share"),
+        ("comm_init_share", "comm_init_share"),
+        ("checkpoint_load_share", "checkpoint_load_share"),
     )),
 )
 
@@ -172,16 +202,40 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.storage_read_bytes_per_s = data["storage_read_bytes_per_s"]
     r.storage_ratio = data["storage_ratio"]
 
-    f = ctx.failures
-    r.interruptions_per_day = f.interruptions_per_day
-    r.mtti_s = f.mtti_s
-    r.checkpoint_bytes = f.checkpoint_bytes
-    r.checkpoint_write_s = f.checkpoint_write_s
-    r.young_interval_s = f.young_s
-    r.daly_interval_s = f.daly_s
-    r.checkpoint_interval_s = f.interval_s
-    r.lost_work_per_interruption_s = f.lost_per_interruption_s
-    r.lost_work_per_day_s = f.lost_per_day_s
-    r.goodput = f.goodput
-    r.goodput_at_daly = f.goodput_at_daly
+    _failure_figures(r, ctx.failures)
     return r
+
+
+#: Report attribute <- failures.FailureFigures attribute (the layout does not change them).
+_FROM_FAILURES = (
+    ("interruptions_per_day", "interruptions_per_day"), ("mtti_s", "mtti_s"), ("checkpoint_bytes", "checkpoint_bytes"),
+    ("checkpoint_write_s", "checkpoint_write_s"), ("young_interval_s", "young_s"), ("daly_interval_s", "daly_s"),
+    ("checkpoint_interval_s", "interval_s"), ("lost_work_per_interruption_s", "lost_per_interruption_s"),
+    ("lost_work_per_day_s", "lost_per_day_s"), ("goodput", "goodput"), ("goodput_at_daly", "goodput_at_daly"),
+    ("checkpoint_mode", "mode"), ("checkpoint_bytes_per_gpu", "bytes_per_gpu"), ("checkpoint_snapshot_s", "snapshot_s"),
+    ("checkpoint_stall_s", "stall_s"), ("checkpoint_background_s", "background_s"),
+    ("checkpoint_durable_lag_s", "lag_s"), ("storage_write_bytes_per_s", "storage_write_bytes_per_s"),
+    ("replication_bytes_per_s_per_gpu", "replication_bytes_per_s_per_gpu"), ("recovery_source", "recovery_source"),
+    ("optimal_interval_s", "optimal_s"), ("interval_bound", "interval_bound"),
+    ("goodput_at_optimal", "goodput_at_optimal"), ("recompute_per_interruption_s", "recompute_s"),
+    ("lost_work_share", "lost_work_share"), ("checkpoint_stall_share", "stall_share"),
+    ("recovery_share", "recovery_share"),
+)
+
+
+def _failure_figures(r, f):
+    """The failure and checkpoint figures of ``f`` (failures.FailureFigures): the
+    interval, mode, recovery parts and the breakdown of lost time."""
+    for attr, source in _FROM_FAILURES:
+        setattr(r, attr, getattr(f, source))
+    parts = f.recovery
+    r.recovery_fixed = parts.fixed
+    r.recovery_s = parts.total_s
+    r.detection_s = parts.detection_s
+    r.job_restart_s = parts.job_restart_s
+    r.comm_init_s = parts.comm_init_s
+    r.checkpoint_load_s = parts.load_s
+    r.detection_share = f.part_share(parts.detection_s)
+    r.job_restart_share = f.part_share(parts.job_restart_s)
+    r.comm_init_share = f.part_share(parts.comm_init_s)
+    r.checkpoint_load_share = f.part_share(parts.load_s)

@@ -77,7 +77,7 @@ class Workload:
     state_bytes_per_param: int = _default("state_bytes_per_param")
     training_tokens: float = _default("training_tokens")
     gpu_failures_per_hour: float = _default("gpu_failures_per_hour")
-    restart_min: float = _default("restart_min")
+    restart_min: float = None
     checkpoint_storage_gbps: float = _default("checkpoint_storage_gbps")
     storage_read_gbps: float = _default("storage_read_gbps")
     loader_tokens_per_s_per_node: float = _default("loader_tokens_per_s_per_node")
@@ -91,6 +91,7 @@ class Workload:
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
+    checkpoint_mode: str = _default("checkpoint_mode")
 
     def __post_init__(self):
         for f in fields(self):

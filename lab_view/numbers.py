@@ -14,11 +14,14 @@ _EXACT = {
     "goodput_gain": "percent", "material_gain": "percent", "time_lost_share": "percent", "tie_tolerance": "percent",
     "interruptions_per_day": "plain", "near_optimum_factor": "plain", "goodput": "percent",
     "mfu": "percent", "level": "text", "relative_score": "percent",
+    "goodput_at_optimal": "percent", "mode_gain": "percent", "mode": "term", "best_mode": "term",
+    "interval_bound": "term", "recovery_source": "term",
 }
 _SUFFIXES = (
     ("_tokens_per_s", "tokens_per_s"), ("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"),
     ("_bytes_total", "bytes"), ("bytes_total", "bytes"), ("_s", "duration"), ("_ratio", "percent"),
-    ("ratio", "percent"), ("_fraction", "percent"), ("_gpus", "count"), ("_link", "term"),
+    ("ratio", "percent"), ("_fraction", "percent"), ("_share", "percent"), ("_goodput", "percent"),
+    ("_gpus", "count"), ("_link", "term"),
 )
 
 

@@ -61,17 +61,27 @@ def render_error(error, catalog, kinds):
     }
 
 
-def _values(workload, shape, catalog, kinds):
-    """Formatted inputs: ``values`` the reader set, ``derived`` model-shape
-    fields the model derived from the parameter count (shown as hints)."""
+def _values(workload, derivable, catalog, kinds):
+    """Formatted inputs: ``values`` the reader set, ``derived`` the inputs left
+    empty that the model derived (``derivable``: the model shape from the
+    parameter count, the restart time from its parts), shown as hints."""
     values, derived = {}, {}
     for name, kind in kinds.items():
         value = workload.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values[name] = format_quantity(value, kind, catalog["units"])
-        elif value is None and isinstance(shape.get(name), (int, float)):
-            derived[name] = catalog["lab"]["derived_value"].format(value=format_quantity(shape[name], kind, catalog["units"]))
+        elif value is None and isinstance(derivable.get(name), (int, float)):
+            derived[name] = catalog["lab"]["derived_value"].format(value=format_quantity(derivable[name], kind, catalog["units"]))
     return values, derived
+
+
+def _derivable(result, report):
+    """What the model derived for inputs left empty: the shape, and the restart
+    time (minutes) as the sum of its modelled parts."""
+    out = dict(result["shape"])
+    if not report["failures"]["recovery_fixed"]:
+        out["restart_min"] = report["failures"]["recovery_s"] / 60.0
+    return out
 
 
 def _activation_text(plan, report, catalog, fmt):
@@ -94,6 +104,23 @@ def _activation_text(plan, report, catalog, fmt):
         activations=activations, without=fmt(without, "bytes"))
 
 
+def _fault_text(plan, failures, catalog, fmt):
+    """The fault meter's sentence: wall time lost, broken down into recomputed
+    work, checkpoint pauses and the recovery parts (or the fixed restart time)."""
+    texts = catalog["meter_text"]
+    share = lambda key: fmt(failures[key], "percent")  # noqa: E731
+    lost = fmt(plan["meters"]["fault"]["ratio"], "percent")
+    if failures["mean_time_to_interrupt_s"] is None:
+        return texts["fault_no_failures"].format(lost=lost, stalls=share("checkpoint_stall_share"))
+    common = dict(lost=lost, per_day=fmt(failures["interruptions_per_day"], "plain"),
+                  lost_work=share("lost_work_share"), stalls=share("checkpoint_stall_share"),
+                  recovery=share("recovery_share"))
+    if failures["recovery_fixed"]:
+        return texts["fault_fixed"].format(restart=fmt(failures["recovery_s"], "duration"), **common)
+    return texts["fault"].format(detection=share("detection_share"), restart=share("job_restart_share"),
+                                 init=share("comm_init_share"), load=share("checkpoint_load_share"), **common)
+
+
 def _meters(plan, report, catalog):
     units = catalog["units"]
     memory, time, data, failures = report["memory"], report["time"], report["data"], report["failures"]
@@ -105,7 +132,7 @@ def _meters(plan, report, catalog):
         "comms": lambda: texts["comms"].format(share=fmt(plan["meters"]["comms"]["ratio"], "percent"), step=fmt(time["step_s"], "duration")),
         "data": lambda: texts["data"].format(required=fmt(data["required_tokens_per_s"], "tokens_per_s"), delivered=fmt(delivered, "tokens_per_s")),
         "activation": lambda: _activation_text(plan, report, catalog, fmt),
-        "fault": lambda: texts["fault"].format(lost=fmt(plan["meters"]["fault"]["ratio"], "percent"), per_day=fmt(failures["interruptions_per_day"], "plain")),
+        "fault": lambda: _fault_text(plan, failures, catalog, fmt),
     }
     meters = {}
     for name in METERS:
@@ -315,7 +342,7 @@ def render_result(result, report, catalog, kinds, changed=()):
     chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
     plan = result["plan"]
     par = plan["parallelism"]
-    values, derived = _values(result["workload"], result["shape"], catalog, kinds)
+    values, derived = _values(result["workload"], _derivable(result, report), catalog, kinds)
     return {
         "values": values,
         "derived": derived,

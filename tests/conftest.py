@@ -2,10 +2,16 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from labtest import build_site, copy_tree  # tests/ is on sys.path (pytest.ini: pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# CI runs on two cores under load: a property's first example can take longer than
+# hypothesis's 200 ms default, which is timing, not a failure of the property.
+settings.register_profile("ci", deadline=None)
+settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

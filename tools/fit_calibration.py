@@ -1,4 +1,4 @@
-"""Reproduce the A100 calibration of lab_core/calibration.py (standalone).
+"""Reproduce the A100 and recovery calibration of lab_core/calibration.py (standalone).
 
 A least-squares search over a grid (scipy.optimize.brute: the constants are
 kept on round steps, as a reader can check them) of GEMM efficiency,
@@ -8,7 +8,9 @@ the 10 per-layer times (fwd, bwd) of the 22B model in Korthikanti et al.
 arXiv:2205.05198 Table 4; then the overlap fraction (DP_OVERLAP_FRACTION) on
 the six DeepSpeed ZeRO-3 rows of arXiv:2104.04473 Table 2 (fit_overlap). The
 figures and the predictions are the validation table's (labsite.validation).
-The modern stacks' constants: labtools.fit_modern_stack.
+The checkpoint snapshot pause (ByteCheckpoint's Table 8) and the communicator
+set-up per GPU (MegaScale) are fitted too (fit_recovery). The modern stacks'
+constants: labtools.fit_modern_stack.
 Run: python -m labtools.fit_calibration
 """
 import numpy as np
@@ -57,6 +59,25 @@ def _set_table4(g, e, k, o, n):
     cal.NVLINK_BUSBW_FRACTION["a100_80gb"] = n
 
 
+def fit_recovery():
+    """(snapshot overhead s, snapshot bytes/s, communicator set-up s per GPU): the
+    line through ByteCheckpoint's two blocking times (arXiv:2407.20143 Table 8)
+    against each GPU's share of the checkpoint, and MegaScale's 2,048-GPU
+    initialisation time over its GPU count (arXiv:2402.15627 Sec 3.5)."""
+    facts = load_facts()
+    table8 = facts["bytecheckpoint.table8"]
+    points = []
+    for key in ("text_405b", "vit_7b"):
+        setup = table8["inputs"][key]
+        points.append((setup["params"] * cal.CHECKPOINT_BYTES_PER_PARAM / setup["gpus"],
+                       table8["published"][key]["blocking_s"]))
+    (b1, t1), (b2, t2) = points
+    seconds_per_byte = (t1 - t2) / (b1 - b2)
+    overhead = t2 - b2 * seconds_per_byte
+    init = facts["megascale.init_time"]["published"]["optimized_2048_s"] / 2048
+    return overhead, 1.0 / seconds_per_byte, init
+
+
 def fit(published):
     """(loss, GEMM efficiency, element-wise traffic, backward ratio, TP overlap, NVLink fraction)."""
     grid = (slice(0.60, 0.89, 0.02), slice(0.5, 4.01, 0.5), slice(0.5, 3.01, 0.2), slice(0.0, 1.01, 0.2),
@@ -87,6 +108,10 @@ def main():
     _print_table4(published)
     print(f"overlap fraction fitted on the ZeRO-3 rows: {fit_overlap():.2f} "
           f"(lab_core.calibration.DP_OVERLAP_FRACTION = {cal.DP_OVERLAP_FRACTION})")
+    overhead, rate, init = fit_recovery()
+    print(f"checkpoint snapshot: {overhead:.3f} s + bytes / {rate / 1e9:.2f} GB/s "
+          f"(calibration: {cal.CHECKPOINT_SNAPSHOT_OVERHEAD_S} s, {cal.CHECKPOINT_SNAPSHOT_BYTES_PER_S / 1e9} GB/s); "
+          f"communicator set-up {init * 1e3:.3f} ms per GPU (calibration: {cal.COMM_INIT_S_PER_GPU * 1e3:.3f})")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ import zipfile
 from .errors import BuildError
 from .paths import NODE_MODULES, PYTHON_PACKAGES, ROOT
 
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+#: The loader, the interpreter's JS glue and the wasm. Not python_stdlib.zip (the
+#: build writes a trimmed, precompiled one: labsite.snapshot) nor pyodide-lock.json
+#: (the worker passes the lock's info with no packages: the lab loads none).
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
 PYODIDE_DIR = "assets/pyodide"
 PYZIP_DIR = "assets/lab"
 _FIXED_TIME = (2020, 1, 1, 0, 0, 0)
@@ -41,8 +44,16 @@ def _copy_if_changed(source, target):
     shutil.copy2(source, target)
 
 
+def pyodide_bytes(name):
+    """Size of one shipped Pyodide file (for the page's download progress)."""
+    return (NODE_MODULES / "pyodide" / name).stat().st_size
+
+
 def copy_pyodide(site_dir):
     source_dir = NODE_MODULES / "pyodide"
+    for stale in (site_dir / PYODIDE_DIR).glob("*") if (site_dir / PYODIDE_DIR).is_dir() else ():
+        if stale.name in ("python_stdlib.zip", "pyodide-lock.json"):
+            stale.unlink()  # shipped by earlier builds; no longer used
     for name in PYODIDE_FILES:
         source = source_dir / name
         if not source.exists():

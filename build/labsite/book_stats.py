@@ -15,9 +15,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.\-/][A-Za-z0-9]+)*")
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 
 
-def chapter_text(chapter, lang, catalog, chapters=None):
+def chapter_text(chapter, lang, catalog, chapters=None, tag=" "):
     """The chapter's reader-visible prose in ``lang`` as plain text (``chapters``: the book,
-    for the words of chapter links; loaded when not given)."""
+    for the words of chapter links; loaded when not given). Each HTML tag becomes ``tag``:
+    a space keeps words apart for counting, nothing shows the text as a browser lays it out."""
     from .pages.tutorial import chapter_context, chapter_refs, load_chapters
     refs = chapter_refs(chapters or load_chapters(), catalog, lambda path: "../../" + path)
     context = chapter_context(chapter, lang, catalog, refs)
@@ -27,7 +28,7 @@ def chapter_text(chapter, lang, catalog, chapters=None):
         pieces += re.findall(r"<figcaption>(.*?)</figcaption>", section["figure"] + section["chart"], re.S)
     for exercise in context["exercises"]:
         pieces += [exercise["question"], exercise["answer"]]
-    return html.unescape(_TAG.sub(" ", "\n".join(pieces)))
+    return html.unescape(_TAG.sub(tag, "\n".join(pieces)))
 
 
 def english_words(text):

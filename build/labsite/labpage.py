@@ -10,7 +10,8 @@ from lab_core.planner.meters import METERS
 from lab_view.diagram import VIEWBOX as MESH_VIEWBOX
 from lab_view.view import FIGURE_KEYS, PLAN_KEYS
 
-from . import offline, snapshot
+from . import offline, scripts
+from .boot import boot_config
 from .paths import CONTENT
 from .sliders import nearest_stop, slider_config
 
@@ -67,7 +68,7 @@ def _advanced_controls(layout, catalog, view, inputs):
 
 
 def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, card_builder=None, rules_href="",
-                  dev_server=False):
+                  dev_server=False, pyzip_bytes=0):
     """Everything the lab partial renders and embeds for one language.
 
     ``card_builder(config)`` returns ``[{"id", "title", "summary", "inputs",
@@ -97,13 +98,17 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "cards": cards,
         "rules_href": rules_href,
         "initial": initial,
+        # The page's module script, under its content-hashed name (labsite.scripts).
+        "lab_script": scripts.url(root, "lab"),
+        "lab_preloads": scripts.preloads(root, "lab"),
+        "lab_static_script": scripts.url(root, "lab-static"),
+        "search_after_lab_script": scripts.url(root, "search-after-lab"),
         "runtime": {
             "lang": lang,
             "root": root,
             "pyzip": pyzip_url,
-            # Build-time Pyodide memory snapshot ({url, sha256, bytes}); the worker
-            # boots cold when it is missing, stale or broken (labsite.snapshot).
-            "snapshot": snapshot.current().page_config(root),
+            # The files the worker boots from, with their sizes (labsite.boot).
+            "boot": boot_config(root, pyzip_url, pyzip_bytes),
             # Service worker to register once the lab is live; None under mkdocs serve.
             "serviceWorker": offline.page_config(root, dev_server),
             "session": config,

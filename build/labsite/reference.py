@@ -33,3 +33,8 @@ def gpt3_workload(**inputs):
 def scenario_workload(scenario_id):
     """The lab_core.Workload of ``scenarios/<scenario_id>.yaml`` (its shape as the file gives it)."""
     return load_scenario(scenario_id).workload_object()
+
+
+def scenario_parallelism(scenario_id):
+    """The pinned layout of ``scenarios/<scenario_id>.yaml`` (Parallelism fields)."""
+    return dict(load_scenario(scenario_id).parallelism)

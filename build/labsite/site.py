@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import assets, offline, pages, snapshot
+from . import assets, compress, offline, pages, scripts, snapshot
 from .catalog import LANGUAGES, load_catalogs
 from .errors import BuildError
 from .jsonutil import script_json
@@ -135,5 +135,7 @@ class SiteBuild:
         assets.write_python_zip(site_dir, self.pyzip, self.written)
         assets.write_generated(site_dir, self.generated)
         snapshot.write(site_dir, self.written)
+        scripts.write(site_dir)
+        compress.compress_site(site_dir)
         # Last: the service worker's precache list is the tree as written so far.
         offline.write_service_worker(site_dir, self.dev_server)

@@ -142,29 +142,54 @@ def activation_memory(ctx):
     return _entry("activation_memory", option, reason, numbers)
 
 
+#: Why another checkpoint mode wins: (the reader's mode, the better one) -> reason id.
+MODE_SWITCH_REASONS = {
+    ("blocking", "async"): "blocking_pauses_training",
+    ("blocking", "in_memory"): "blocking_pauses_training",
+    ("async", "in_memory"): "memory_recovery_faster",
+    ("in_memory", "async"): "replication_slower_than_storage",
+}
+
+
+def _interval_advice(ck, near):
+    """(option, reason) for the interval when the mode stays: move it only when
+    moving wins back CHECKPOINT_MATERIAL_GAIN (Daly, FGCS 2006, Eq 37, with the
+    mode's pause; never below the background work, failures.optimal_interval)."""
+    interval, optimum = ck["interval_s"], ck["optimal_interval_s"]
+    if ck["goodput_gain"] < CHECKPOINT_MATERIAL_GAIN and not near:
+        return "keep_interval", "gain_immaterial"
+    if interval > optimum * CHECKPOINT_NEAR_OPTIMUM_FACTOR:
+        return "shorten_interval", "too_long_loses_work"
+    if interval < optimum / CHECKPOINT_NEAR_OPTIMUM_FACTOR:
+        if interval < ck["checkpoint_background_s"]:
+            return "lengthen_interval", "waits_for_background"
+        return "lengthen_interval", "too_short_wastes_writes"
+    # The interval is right: say why this mode beats blocking writes when it does.
+    if ck["mode"] != "blocking" and ck["goodput_at_optimal"] - ck["blocking_goodput"] >= CHECKPOINT_MATERIAL_GAIN:
+        return "keep_interval", "snapshot_beats_blocking"
+    return "keep_interval", "near_optimum"
+
+
 def checkpointing(ctx):
-    """Chosen interval against Daly's optimum (FGCS 2006, Eq 37; Young 1974).
-    Advice to move is given only when moving would win back at least
-    CHECKPOINT_MATERIAL_GAIN of wall time; below it the interval is fine."""
-    r = ctx.report
-    daly = r.daly_interval_s
-    interval = r.checkpoint_interval_s
-    gain = ctx.checkpoint["goodput_gain"]
-    if daly is None:
+    """The checkpoint mode and interval. Another mode is proposed when, each at
+    its own optimal interval, it wins back at least CHECKPOINT_MATERIAL_GAIN of
+    wall time and more than moving the interval would (checkpoint_modes.py:
+    async and in-memory pause only for the device-to-host snapshot); otherwise
+    the interval against the optimum."""
+    ck = ctx.checkpoint
+    optimum = ck["optimal_interval_s"]
+    if optimum is None:
         option, reason = "keep_interval", "no_failures"
-    elif gain < CHECKPOINT_MATERIAL_GAIN and not (daly / CHECKPOINT_NEAR_OPTIMUM_FACTOR <= interval
-                                                  <= daly * CHECKPOINT_NEAR_OPTIMUM_FACTOR):
-        option, reason = "keep_interval", "gain_immaterial"
-    elif interval > daly * CHECKPOINT_NEAR_OPTIMUM_FACTOR:
-        option, reason = "shorten_interval", "too_long_loses_work"
-    elif interval < daly / CHECKPOINT_NEAR_OPTIMUM_FACTOR:
-        option, reason = "lengthen_interval", "too_short_wastes_writes"
+    elif (ck["best_mode"] != ck["mode"] and ck["mode_gain"] >= CHECKPOINT_MATERIAL_GAIN
+          and ck["mode_gain"] >= ck["goodput_gain"]):
+        option, reason = "use_" + ck["best_mode"], MODE_SWITCH_REASONS[(ck["mode"], ck["best_mode"])]
     else:
-        option, reason = "keep_interval", "near_optimum"
-    numbers = dict(ctx.checkpoint)
+        near = optimum / CHECKPOINT_NEAR_OPTIMUM_FACTOR <= ck["interval_s"] <= optimum * CHECKPOINT_NEAR_OPTIMUM_FACTOR
+        option, reason = _interval_advice(ck, near)
+    numbers = dict(ck)
     numbers["near_optimum_factor"] = CHECKPOINT_NEAR_OPTIMUM_FACTOR
     numbers["material_gain"] = CHECKPOINT_MATERIAL_GAIN
-    numbers["time_lost_share"] = 1.0 - r.goodput
+    numbers["time_lost_share"] = 1.0 - ck["goodput"]
     if not ctx.fits:
         return _no_plan("checkpointing", numbers)
     return _entry("checkpointing", option, reason, numbers)

@@ -50,25 +50,57 @@ def _gpus_to_use(workload, space, usable):
     return fitting if fitting is not None else space.largest_usable(n)
 
 
-def _checkpoint(report, gpus):
-    """Chosen interval next to Young/Daly, and what moving to Daly's would gain."""
+def _checkpoint(report, gpus, failures):
+    """The checkpoint mode and interval next to Young/Daly (bounded by the
+    background work), what moving to the optimum would gain, the breakdown of
+    lost time, and every mode's goodput at its own optimum
+    (failures.FailureFigures.mode_goodput) for the checkpointing decision."""
     train = report.train_time_s
-    at_daly = train / report.goodput_at_daly if report.goodput_at_daly > 0.0 else None
+    at_optimal = train / report.goodput_at_optimal if report.goodput_at_optimal > 0.0 else None
     now = report.train_time_with_failures_s
-    saved = (now - at_daly) if (now is not None and at_daly is not None) else None
+    saved = (now - at_optimal) if (now is not None and at_optimal is not None) else None
+    modes, costs, mode = failures.mode_goodput, failures.mode_costs, report.checkpoint_mode
+    # Blocking writes are kept for the old runs; the planner never proposes them.
+    candidates = [m for m in modes if m != "blocking" or m == mode]
+    best = max(candidates, key=lambda m: (modes[m], m == mode))
     return {
+        "mode": report.checkpoint_mode,
         "interval_s": report.checkpoint_interval_s,
-        "optimal_interval_s": report.daly_interval_s,
+        "optimal_interval_s": report.optimal_interval_s,
+        "interval_bound": report.interval_bound,
+        "daly_interval_s": report.daly_interval_s,
         "young_interval_s": report.young_interval_s,
         "checkpoint_write_s": report.checkpoint_write_s,
         "checkpoint_bytes": report.checkpoint_bytes,
+        "checkpoint_bytes_per_gpu": report.checkpoint_bytes_per_gpu,
+        "checkpoint_snapshot_s": report.checkpoint_snapshot_s,
+        "checkpoint_pause_s": costs[mode].stall_s,
+        "checkpoint_stall_s": report.checkpoint_stall_s,
+        "checkpoint_background_s": report.checkpoint_background_s,
+        "checkpoint_load_s": report.checkpoint_load_s,
+        "recovery_source": report.recovery_source,
+        "recovery_s": report.recovery_s,
         "mean_time_to_interrupt_s": report.mtti_s,
         "interruptions_per_day": report.interruptions_per_day,
         "goodput": report.goodput,
-        "goodput_at_optimal": report.goodput_at_daly,
-        "goodput_gain": report.goodput_at_daly - report.goodput,
+        "goodput_at_optimal": report.goodput_at_optimal,
+        "goodput_gain": report.goodput_at_optimal - report.goodput,
+        "lost_work_share": report.lost_work_share,
+        "checkpoint_stall_share": report.checkpoint_stall_share,
+        "recovery_share": report.recovery_share,
+        "blocking_goodput": modes["blocking"],
+        "async_goodput": modes["async"],
+        "in_memory_goodput": modes["in_memory"],
+        "blocking_pause_s": costs["blocking"].stall_s,
+        "replicate_s": costs["in_memory"].replicate_s,
+        "in_memory_load_s": costs["in_memory"].load_s,
+        "best_mode": best,
+        "best_goodput": modes[best],
+        "best_pause_s": costs[best].stall_s,
+        "best_interval_s": failures.mode_interval[best],
+        "mode_gain": modes[best] - report.goodput_at_optimal,
         "train_time_with_failures_s": now,
-        "train_time_at_optimal_s": at_daly,
+        "train_time_at_optimal_s": at_optimal,
         "time_saved_s": saved,
         "gpu_hours_saved": None if saved is None else saved * gpus / 3600.0,
     }
@@ -214,7 +246,7 @@ def recommend(workload):
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None
-    ctx.checkpoint = _checkpoint(report, used)
+    ctx.checkpoint = _checkpoint(report, used, wctx.failures)
     ctx.meters = meters(report, ctx.state, usable, plan.fits)
     ctx.no_fit = plan.no_fit
     plan.meters = ctx.meters

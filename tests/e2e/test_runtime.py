@@ -24,6 +24,9 @@ from labtest import LIVE_TIMEOUT_MS, wait_applied, wait_live
 from labtools.serve import make_server, serve_in_thread
 
 SNAPSHOT_GLOB = "**/assets/lab/snapshot.*.bin.gz"
+#: The worker fetches the snapshot on a first visit only when the connection
+#: makes it pay; these tests are about the snapshot, so they ask for it.
+WANT_SNAPSHOT = "globalThis.LAB_SNAPSHOT_POLICY = 'always';"
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
 
 
@@ -52,15 +55,17 @@ def snapshot_file(site):
 
 
 def test_lab_boots_from_the_build_time_snapshot(page, context):
+    page.add_init_script(WANT_SNAPSHOT)
     page.goto("lab/")
     config = lab_config(page)
-    assert re.fullmatch(r"[0-9a-f]{64}", config["snapshot"]["sha256"])
+    assert re.fullmatch(r"[0-9a-f]{64}", config["boot"]["snapshot"]["sha256"])
     wait_live(page)
     assert boot_kind(page) == "snapshot"
-    assert any(url.endswith(config["snapshot"]["url"].rsplit("/", 1)[-1]) for url in context.request_log.urls)
+    assert any(url.endswith(config["boot"]["snapshot"]["url"].rsplit("/", 1)[-1]) for url in context.request_log.urls)
 
 
 def test_snapshot_booted_lab_gives_the_precomputed_answer(page):
+    page.add_init_script(WANT_SNAPSHOT)
     page.goto("lab/")
     precomputed = page.text_content(MEMORY_TEXT)
     wait_live(page)
@@ -96,6 +101,7 @@ BROKEN = {
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_broken_snapshot_falls_back_to_a_cold_boot(page, built_site, case):
+    page.add_init_script(WANT_SNAPSHOT)
     hits = []
 
     def handler(route):
@@ -118,6 +124,7 @@ def test_broken_snapshot_falls_back_to_a_cold_boot(page, built_site, case):
 def test_snapshot_that_passes_the_digest_but_cannot_restore_falls_back(page):
     """A file matching the page's sha256 that is not a snapshot of this Pyodide
     (here: gzip of zeros, so a bad magic number) fails in loadPyodide itself."""
+    page.add_init_script(WANT_SNAPSHOT)
     bogus = gzip.compress(b"\0" * 65536, mtime=0)
     digest = hashlib.sha256(bogus).hexdigest()
 
@@ -126,26 +133,45 @@ def test_snapshot_that_passes_the_digest_but_cannot_restore_falls_back(page):
         html = response.text()
         config_text = re.search(r'<script type="application/json" id="lab-config">(.*?)</script>', html, re.S).group(1)
         config = json.loads(config_text)
-        real = config["snapshot"]["sha256"]
-        html = html.replace(real, digest).replace(f'"bytes":{config["snapshot"]["bytes"]}', f'"bytes":{len(bogus)}')
+        real = config["boot"]["snapshot"]["sha256"]
+        html = html.replace(real, digest).replace(f'"bytes":{config["boot"]["snapshot"]["bytes"]}', f'"bytes":{len(bogus)}')
         route.fulfill(response=response, body=html)
 
     page.route("**/lab/", rewrite_page)
     page.route(SNAPSHOT_GLOB, lambda route: route.fulfill(status=200, body=bogus, content_type="application/octet-stream"))
     page.goto("lab/")
-    assert lab_config(page)["snapshot"]["sha256"] == digest
+    assert lab_config(page)["boot"]["snapshot"]["sha256"] == digest
     wait_live(page)
     assert boot_kind(page) == "cold"
 
 
-def test_hanging_snapshot_restarts_the_worker_cold(page):
-    # The snapshot request is never answered; the page's own timeout (shortened
-    # here) terminates the worker and starts a cold one.
-    page.add_init_script("globalThis.LAB_BOOT_TIMEOUTS = { snapshot: 1500 };")
+def test_hanging_snapshot_falls_back_cold_without_downloading_again(page, context):
+    # The snapshot request is never answered; the worker's stall watch (shortened
+    # here) gives it up and boots cold from the files it already has.
+    page.add_init_script(WANT_SNAPSHOT)
+    page.add_init_script("globalThis.LAB_BOOT_TIMEOUTS = { stall: 1500 };")
     page.route(SNAPSHOT_GLOB, lambda route: None)
     page.goto("lab/")
     wait_live(page)
     assert boot_kind(page) == "cold"
+    wasm = [u for u in context.request_log.urls if u.endswith("/pyodide.asm.wasm")]
+    assert len(wasm) == 1, wasm
+
+
+def test_snapshot_restore_that_hangs_restarts_the_worker_cold(page):
+    # The snapshot arrives but its restore never finishes (here: the worker's
+    # first loadPyodide is made to hang); the page's restore timeout (shortened)
+    # restarts the worker without the snapshot.
+    page.add_init_script(WANT_SNAPSHOT)
+    page.add_init_script("globalThis.LAB_BOOT_TIMEOUTS = { snapshot: 1500 };")
+    page.route("**/assets/pyodide/pyodide.mjs", lambda route: route.fulfill(
+        status=200, content_type="text/javascript",
+        body="export function loadPyodide(options) { return options._loadSnapshot ? new Promise(() => {}) : import('./pyodide.mjs?real').then((m) => m.loadPyodide(options)); }",
+    ) if "real" not in route.request.url else route.continue_())
+    page.goto("lab/")
+    wait_live(page)
+    assert boot_kind(page) == "cold"
+    assert page.evaluate("performance.getEntriesByName('lab:worker-start').length") == 2
 
 
 def test_without_webassembly_the_page_says_why_and_keeps_precomputed_results(page, context):
@@ -306,6 +332,8 @@ def test_a_new_build_replaces_only_the_sites_own_cache(browser, built_site, tmp_
         (old,) = [k for k in page.evaluate("caches.keys()") if k.startswith(offline.CACHE_PREFIX)]
         index = site / "index.html"
         index.write_text(index.read_text(encoding="utf-8").replace("</body>", '<p id="rebuilt"></p></body>'), encoding="utf-8")
+        for twin in (site / "index.html.br", site / "index.html.gz"):
+            twin.unlink()  # a rebuild writes new precompressed twins; this hand edit drops the stale ones
         offline.write_service_worker(site, dev=False)
         new = offline.CACHE_PREFIX + offline.precache(site)[0]
         assert new != old

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labsite import assets
+from labsite import assets, snapshot
 from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout
 from labsite.pages.lab import runtime_session_config
@@ -39,15 +39,22 @@ def parity_cases():
 
 
 def test_cpython_and_pyodide_agree(tmp_path, repo_root):
+    """Pyodide boots from the trimmed standard library the site ships, as the
+    browser's worker does, so a module the lab imports but the trimmed library
+    lacks fails this test too."""
     node = shutil.which("node")
     assert node, "node is required for the parity test"
     zip_path = tmp_path / "py.zip"
     zip_path.write_bytes(assets.python_zip_bytes())
+    shipped = snapshot.current()
+    lock_path = tmp_path / "lock-info.json"
+    lock_path.write_text(json.dumps(shipped.lock_info), encoding="utf-8")
     cases = parity_cases()
     cases_path = tmp_path / "cases.json"
     cases_path.write_text(json.dumps(cases), encoding="utf-8")
     result = subprocess.run(
-        [node, str(HERE / "run_pyodide.mjs"), str(zip_path), str(HERE / "driver.py"), str(cases_path)],
+        [node, str(HERE / "run_pyodide.mjs"), str(zip_path), str(HERE / "driver.py"), str(cases_path),
+         str(shipped.stdlib_path), str(lock_path)],
         cwd=repo_root, capture_output=True, text=True, timeout=300, check=False,
     )
     assert result.returncode == 0, result.stderr[result.stderr.rfind("Traceback"):][:3000]

@@ -48,18 +48,23 @@ def test_lab_page_carries_the_precomputed_result(built_site):
 
 
 def test_pyodide_and_python_packages_are_shipped(built_site):
-    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"):
         assert (built_site / "assets/pyodide" / name).stat().st_size > 0
+    # Pyodide's full source standard library and its lock file stay out: the
+    # build ships a trimmed, precompiled one, and the worker loads no package.
+    assert not (built_site / "assets/pyodide/python_stdlib.zip").exists()
+    assert not (built_site / "assets/pyodide/pyodide-lock.json").exists()
+    (stdlib,) = (built_site / "assets/pyodide").glob("python_stdlib.*.zip")
     zips = list((built_site / "assets/lab").glob("py.*.zip"))
     assert len(zips) == 1
     html = (built_site / "lab/index.html").read_text(encoding="utf-8")
-    assert zips[0].name in html
+    assert zips[0].name in html and stdlib.name in html
 
 
 def test_pages_without_the_lab_do_not_load_pyodide(built_site):
     for lang in LANGUAGES:
         html = (language_dir(built_site, lang) / "index.html").read_text(encoding="utf-8")
-        assert "lab.js" not in html and "pyodide" not in html
+        assert "assets/lab/" not in html and "pyodide" not in html
 
 
 _EXTERNAL = re.compile(

@@ -1,9 +1,13 @@
-"""The build-time Pyodide snapshot: made by Node from the shipped packages,
-cached by its inputs, and refused by the build when its heap is too large for
-a restore."""
+"""The build-time Pyodide snapshot and trimmed standard library: made by Node
+from the shipped packages, cached by their inputs, refused by the build when
+the heap is too large for a restore; the standard library holds every module
+the lab's packages import, precompiled."""
+import ast
 import io
 import shutil
 import zipfile
+
+from labsite.paths import PYTHON_PACKAGES, ROOT
 
 import pytest
 
@@ -11,6 +15,51 @@ from labsite import snapshot
 from labsite.errors import BuildError
 
 pytestmark = pytest.mark.node
+
+
+def _stdlib_imports():
+    """Top-level standard-library modules lab_core and lab_view name in any import statement."""
+    names = set()
+    for package in PYTHON_PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names.add(node.module)
+    return {name for name in names if name.split(".")[0] not in PYTHON_PACKAGES}
+
+
+def _missing(names, members, builtins):
+    missing = []
+    for name in sorted(names):
+        path = name.replace(".", "/")
+        if name not in builtins and f"{path}.pyc" not in members and f"{path}/__init__.pyc" not in members:
+            missing.append(name)
+    return missing
+
+
+def _shipped_stdlib():
+    current = snapshot.current()
+    with zipfile.ZipFile(current.stdlib_path) as archive:
+        return archive.infolist(), set(current.report["builtinModules"])
+
+
+def test_trimmed_standard_library_has_every_module_the_lab_imports():
+    infos, builtins = _shipped_stdlib()
+    members = {info.filename for info in infos}
+    assert all(name.endswith(".pyc") for name in members)
+    assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)  # the host compresses the whole file
+    missing = _missing(_stdlib_imports(), members, builtins)
+    assert not missing, f"imported by lab_core/lab_view but not in the shipped standard library: {missing}"
+    assert "json/__init__.pyc" in members and "asyncio/__init__.pyc" in members  # the lab's and Pyodide's own
+    assert "email/__init__.pyc" not in members and "tkinter/__init__.pyc" not in members
+
+
+def test_an_import_the_trimmed_library_lacks_is_reported():
+    infos, builtins = _shipped_stdlib()
+    members = {info.filename for info in infos}
+    assert _missing({"xml.dom.minidom", "json", "math"}, members, builtins) == ["xml.dom.minidom"]
 
 
 def _zip(files):

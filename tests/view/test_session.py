@@ -37,6 +37,8 @@ workloads = st.fixed_dictionaries({
     "checkpoint_interval_min": log_range("checkpoint_interval_min"),
     "gpu": st.sampled_from(SPEC_BY_NAME["gpu"].choices), "flash_attention": st.booleans(),
     "state_bytes_per_param": st.sampled_from((16, 18)),
+    "checkpoint_mode": st.sampled_from(SPEC_BY_NAME["checkpoint_mode"].choices),
+    "restart_min": st.one_of(st.none(), st.floats(min_value=0.01, max_value=1440)),
 })
 
 

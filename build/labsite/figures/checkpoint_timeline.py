@@ -56,6 +56,5 @@ def draw_checkpoint_timeline(params, t):
                       "fig-text fig-small", "middle"))
     y += 26.0
     keys = [("tc-s0", "work"), ("tc-s1", "ckpt"), ("ckpt-lost", "lost"), ("tc-s4", "restart"), ("tc-s2", "redo")]
-    parts += legend(LEFT, y, [(cls, t(key)) for cls, key in keys[:3]])
-    parts += legend(LEFT, y + 20.0, [(cls, t(key)) for cls, key in keys[3:]])
-    return Drawing(WIDTH, y + 42.0, parts)
+    rows, bottom = legend(LEFT, y, [(cls, t(key)) for cls, key in keys])
+    return Drawing(WIDTH, bottom + 4.0, parts + rows)

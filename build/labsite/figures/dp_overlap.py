@@ -61,9 +61,10 @@ def draw_dp_overlap(params, t):
                                            hidden=t.q(hidden, "duration"), exposed=t.q(r.dp_comm_s, "duration")),
                           "fig-text fig-small"))
     y = 8.0 + len(runs) * 84.0
-    parts += legend(left, y, [("tc-s0", t("forward")), ("tc-s2", t("backward")), ("dp-hidden", t("hidden")),
-                              ("dp-exposed", t("exposed"))])
-    parts.append(text(left, y + 30.0, t("setting", params=t.q(params["params"], "params"),
+    keys, y = legend(left, y, [("tc-s0", t("forward")), ("tc-s2", t("backward")), ("dp-hidden", t("hidden")),
+                               ("dp-exposed", t("exposed"))])
+    parts += keys
+    parts.append(text(left, y + 12.0, t("setting", params=t.q(params["params"], "params"),
                                        gpus=t.q(params["gpus"], "count"), gbps=t.q(params["gbps"], "gbps"),
                                        b=t.q(params["micro_batch"], "count")), "fig-text fig-small"))
-    return Drawing(680.0, y + 38.0, parts)
+    return Drawing(680.0, y + 20.0, parts)

@@ -87,7 +87,6 @@ def draw_mesh(params, t):
     parts.append(arrow(x_end, y_dp, column_x(0), y_dp))
     parts.append(text((column_x(0) + x_end) / 2, y_dp + 16.0, t("dp_link", dp=t.q(dp, "count")),
                       "fig-text fig-small", "middle"))
-    y = y_dp + 30.0
-    parts += legend(LEFT, y, [("tc-s0", t("gpu")), ("fig-box", t("tp_key")), ("mesh-node", t("node_key",
-                                                                                                n=t.q(gpn, "count")))])
-    return Drawing(WIDTH, y + 20.0, parts)
+    keys, bottom = legend(LEFT, y_dp + 30.0, [("tc-s0", t("gpu")), ("fig-box", t("tp_key")),
+                                              ("mesh-node", t("node_key", n=t.q(gpn, "count")))])
+    return Drawing(WIDTH, bottom + 4.0, parts + keys)

@@ -50,7 +50,7 @@ def draw_moe_alltoall(params, t):
     parts.append(text(x, y + 10.0, t("shares"), "fig-text fig-small fig-head"))
     for index, (key, share) in enumerate((("share_kept", kept), ("share_nvlink", nvlink), ("share_fabric", fabric))):
         parts.append(text(x, y + 28.0 + 16.0 * index, t(key, share=t.q(share, "percent")), "fig-text fig-small"))
-    y = top + size + 30.0
-    parts += legend(left, y, [("fig-empty", t("key_kept")), ("tc-s0", t("key_nvlink", n=t.q(gpn, "count"))),
-                              ("tc-s1", t("key_fabric"))])
-    return Drawing(WIDTH, y + 22.0, parts)
+    keys, bottom = legend(left, top + size + 30.0, [("fig-empty", t("key_kept")),
+                                                    ("tc-s0", t("key_nvlink", n=t.q(gpn, "count"))),
+                                                    ("tc-s1", t("key_fabric"))])
+    return Drawing(WIDTH, bottom + 4.0, parts + keys)

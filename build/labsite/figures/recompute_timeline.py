@@ -50,8 +50,9 @@ def draw_recompute(params, t):
             x += width
         parts.append(text(680.0 - 4.0, y + 16.0, t.q(stored, "bytes"), "fig-text fig-head", "end"))
     y = 24.0 + len(rows) * 40.0
-    parts += legend(left, y, [(cls, t(key)) for key, cls in (("forward", "tc-s0"), ("recompute", "tc-s1"),
-                                                             ("backward", "tc-s2"))])
-    parts.append(text(8.0, y + 30.0, t("setting", params=t.q(w.params, "params"), seq=t.q(s, "count"),
+    keys, y = legend(left, y, [(cls, t(key)) for key, cls in (("forward", "tc-s0"), ("recompute", "tc-s1"),
+                                                              ("backward", "tc-s2"))])
+    parts += keys
+    parts.append(text(8.0, y + 12.0, t("setting", params=t.q(w.params, "params"), seq=t.q(s, "count"),
                                       tp=t.q(tp, "count")), "fig-text fig-small"))
-    return Drawing(680.0, y + 38.0, parts)
+    return Drawing(680.0, y + 20.0, parts)

@@ -59,5 +59,5 @@ def draw_schedule(params, t):
         y += 34.0 + height + 8.0
     keys = [("pp-fwd", "forward"), ("pp-bwd", "backward")]
     keys += [("pp-fwd pp-chunk", "second_chunk")] if "interleaved" in names else []
-    parts += legend(LEFT, y + 2.0, [(cls, t(key)) for cls, key in keys + [("pp-idle", "idle")]])
-    return Drawing(WIDTH, y + 22.0, parts)
+    legend_parts, bottom = legend(LEFT, y + 2.0, [(cls, t(key)) for cls, key in keys + [("pp-idle", "idle")]])
+    return Drawing(WIDTH, bottom + 2.0, parts + legend_parts)

@@ -42,7 +42,8 @@ def draw_state_bytes(params, t):
         parts.append(text(end, y + 17.0, t("total", bytes=t.q(state * params["params"], "bytes"),
                                           params=t.q(params["params"], "params")), "fig-text fig-small"))
     y = 10.0 + len(rows) * 44.0
-    parts += legend(left, y, [("sb-half", t("weights")), ("sb-grad16", t("grad16")), ("sb-grad32", t("grad32")),
-                              ("sb-fp32", t("optimizer"))])
-    parts.append(text(left, y + 30.0, t("note"), "fig-text fig-small"))
-    return Drawing(700.0, y + 38.0, parts)
+    keys, y = legend(left, y, [("sb-half", t("weights")), ("sb-grad16", t("grad16")), ("sb-grad32", t("grad32")),
+                               ("sb-fp32", t("optimizer"))], right=692.0)
+    parts += keys
+    parts.append(text(left, y + 12.0, t("note"), "fig-text fig-small"))
+    return Drawing(700.0, y + 20.0, parts)

@@ -58,11 +58,18 @@ def text_width(label, size=12.0):
     return size * (wide + 0.56 * (len(label) - wide))
 
 
-def legend(x, y, items, size=10.5):
-    """A row of keys: ``items`` [(class of the swatch, label)] from (x, y); returns the SVG parts."""
-    parts = []
+LEGEND_ROW = 18.0
+
+
+def legend(x, y, items, right=672.0, size=10.5):
+    """Rows of keys from (x, y), wrapped before ``right``: ``items`` [(class of the swatch, label)].
+    Returns (SVG parts, the y below the last row)."""
+    parts, start = [], x
     for cls, label in items:
+        width = 19.0 + text_width(label, size) + 18.0
+        if x > start and x + width - 18.0 > right:
+            x, y = start, y + LEGEND_ROW
         parts.append(rect(x, y, 14.0, 12.0, cls, 1.0))
         parts.append(text(x + 19.0, y + 10.5, label, "fig-text fig-small"))
-        x += 19.0 + text_width(label, size) + 18.0
-    return parts
+        x += width
+    return parts, y + LEGEND_ROW

@@ -49,6 +49,6 @@ def draw_zero(params, t):
         wts, grads, opt = memory.model_state_parts(psi, state, dp, stage)
         parts.append(text(680.0 - 4.0, y + BAR - 5.0, t.q(wts + grads + opt, "bytes"), "fig-text fig-head", "end"))
     y = 42.0 + 4 * ROW
-    parts += legend(left, y, [(f"tc-s{index}", t(name)) for index, name in enumerate(PARTS)]
-                    + [("fig-empty", t("elsewhere"))])
-    return Drawing(680.0, y + 20.0, parts)
+    keys, bottom = legend(left, y, [(f"tc-s{index}", t(name)) for index, name in enumerate(PARTS)]
+                          + [("fig-empty", t("elsewhere"))])
+    return Drawing(680.0, bottom + 2.0, parts + keys)

@@ -190,7 +190,8 @@ def _spec_range(spec, t, units):
         return _fmt(value, "params" if abs(value) >= 1e6 else "plain", units)
 
     low, high = number(spec.lowest), number(spec.highest)
-    default = t["derived"] if spec.derive_if_zero else number(spec.default)
+    # Inputs derived from something else than params say from what (derived_inputs).
+    default = t["derived_inputs"].get(spec.name, t["derived"]) if spec.derive_if_zero else number(spec.default)
     return t["range"].format(low=low, high=high), default
 
 

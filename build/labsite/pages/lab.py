@@ -58,6 +58,7 @@ def render_lab(ctx):
     script = {}
     data = lab_page_data(ctx.build.layout, ctx.catalog, ctx.lang, ctx.root, pyzip_url,
                          catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config, script),
-                         rules_href=extras["rules_href"], dev_server=ctx.build.dev_server)
+                         rules_href=extras["rules_href"], dev_server=ctx.build.dev_server,
+                         pyzip_bytes=len(ctx.build.pyzip))
     data["runtime"]["cardsScript"] = script.get("url", "")
     return ctx.env.get_template("lab.html").render(t=ctx.catalog, root=ctx.root, **data)

@@ -79,10 +79,13 @@ _INPUT_KINDS = {"params": "params", "global_batch_tokens": "tokens", "inter_node
                 "checkpoint_interval_min": "minutes", "training_tokens": "scaled"}
 
 
-def input_text(name, value, units):
-    """A workload input as an exercise's lab-state summary shows it."""
+def input_text(name, value, units, terms):
+    """A workload input as an exercise's lab-state summary shows it (``terms``: the catalog's
+    ``lab.terms``, for on/off inputs)."""
     if name == "gpu":
         return GPU_PRESETS[value].name
+    if isinstance(value, bool):
+        return terms["yes" if value else "no"]
     if isinstance(value, str):
         return value
     return format_value(value, _INPUT_KINDS.get(name, "count"), units)
@@ -151,7 +154,7 @@ def _figure(chapter, section, data, lang, catalog, values):
         raise BuildError(path, f"{where} figure: {err}") from None
 
 
-def _exercise(chapter, exercise, lang, values, units, labels, lab_link):
+def _exercise(chapter, exercise, lang, values, catalog, lab_link):
     path = f"content/tutorial/chapters/{chapter['slug']}.yaml"
     inputs, _ = parse_lab(path, f"exercise {exercise['id']}", exercise["lab"])
     return {
@@ -159,7 +162,8 @@ def _exercise(chapter, exercise, lang, values, units, labels, lab_link):
         "question": _md(exercise["question"][lang].format(**values)),
         "answer": _md(exercise["answer"][lang].format(**values)),
         "url": lab_url(lab_link, inputs),
-        "state": [(labels.get(name, name), input_text(name, value, units)) for name, value in inputs.items()],
+        "state": [(catalog["input_labels"].get(name, name),
+                   input_text(name, value, catalog["units"], catalog["lab"]["terms"])) for name, value in inputs.items()],
     }
 
 
@@ -183,7 +187,7 @@ def chapter_context(chapter, lang, catalog, refs=None, lab_link="../../lab/"):
         figure = _figure(chapter, section, data, lang, catalog, values) if section.get("figure") else ""
         sections.append({"id": section["id"], "heading": _inline(section["heading"][lang].format(**values)),
                          "body": body, "assumption": assumption, "chart": chart, "figure": figure})
-    exercises = [_exercise(chapter, exercise, lang, values, units, catalog["input_labels"], lab_link)
+    exercises = [_exercise(chapter, exercise, lang, values, catalog, lab_link)
                  for exercise in chapter.get("exercises") or []]
     # A source's locator may explain itself per language: where: {en: "§3.1 (…)", zh: "§3.1（…）"}.
     sources = [dict(s, where=s["where"][lang] if isinstance(s["where"], dict) else s["where"]) for s in chapter["sources"]]

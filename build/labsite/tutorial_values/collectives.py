@@ -13,8 +13,9 @@ from .data_parallel import EXAMPLE, running_example
 RANKS = (8, 64, 1024, 16384)
 #: Message sizes of the bus-bandwidth chart, bytes (64 KB to 4 GB).
 SIZES = tuple(65536.0 * 4 ** k for k in range(9))
-#: A small message: one layer's tensor-parallel all-reduce is of this order (one sequence, h = 4,096, 16-bit).
-SMALL = 2.0 * 2048 * 4096
+#: A small message: one layer's tensor-parallel all-reduce for one sequence (16-bit, b s h).
+SMALL_SEQ, SMALL_HIDDEN = 2048, 2048
+SMALL = 2.0 * SMALL_SEQ * SMALL_HIDDEN
 #: The all-to-all example: every GPU of the running cluster sends this much in all.
 ALL_TO_ALL_BYTES = 1e9
 
@@ -45,6 +46,8 @@ def collectives_chapter():
         "half_size": (collectives.half_bandwidth_bytes(), "bytes"),
         "bucket": (cal.DP_BUCKET_BYTES, "bytes"), "bucket_share": (comms.size_efficiency(cal.DP_BUCKET_BYTES), "percent"),
         "small": (SMALL, "bytes"), "small_share": (comms.size_efficiency(SMALL), "percent"),
+        "small_seq": (SMALL_SEQ, "count"), "small_hidden": (SMALL_HIDDEN, "count"),
+        "nvlink_line": (a100.nvlink_bytes_per_s, "bytes"),
     }
     for ranks in RANKS:
         steps, moved = collectives.cost("ring_allreduce", ranks, 1.0)

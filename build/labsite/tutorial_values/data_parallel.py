@@ -4,7 +4,10 @@
 parallelism; the collectives chapter and the rules page's worked example
 (labsite.examples.data_parallel) time the same all-reduce with it.
 """
-from lab_core import calibration as cal, collectives, comms, memory
+import math
+
+from lab_core import calibration as cal, collectives, comms, memory, sync
+from lab_core.context import context_for
 from lab_core.hardware import GPU_PRESETS, nvlink_busbw_bytes_per_s
 
 from .common import Chapter, case, chapter, evaluate, exercise
@@ -33,7 +36,7 @@ def _ring(values, w, r, example):
     grads = r.params_per_gpu * memory.gradient_bytes_per_param(w.state_bytes_per_param)
     nic = example["inter_node_gbps"] * 1e9 / 8.0 * cal.INTER_NODE_EFFICIENCY
     alpha = collectives.nccl_latency_s(nvlink_busbw_bytes_per_s(GPU_PRESETS["h200_141gb"]))
-    buckets = grads / cal.DP_BUCKET_BYTES
+    buckets = math.ceil(grads / cal.DP_BUCKET_BYTES)
     latency_big = collectives.cost("ring_allreduce", BIG_GPUS, 1.0)[0] * alpha
     values.update({
         "grads": (grads, "bytes"),
@@ -45,7 +48,7 @@ def _ring(values, w, r, example):
         "flat": (comms.ring_time(grads, n, nic), "duration"),
         "bucket": (cal.DP_BUCKET_BYTES, "bytes"),
         "bucket_busbw": (comms.size_efficiency(cal.DP_BUCKET_BYTES), "percent"),
-        "buckets": (buckets, "plain"),
+        "buckets": (buckets, "count"),
         "allreduce": (r.dp_comm_total_s, "duration"),
         "factor_n": (collectives.cost("ring_allreduce", n, 1.0)[1], "plain"),
         "factor_big": (collectives.cost("ring_allreduce", BIG_GPUS, 1.0)[1], "plain"),
@@ -54,12 +57,17 @@ def _ring(values, w, r, example):
         "latency_n": (collectives.cost("ring_allreduce", n, 1.0)[0] * alpha, "duration"),
         "latency_big": (latency_big, "duration"),
         "latency_step_big": (buckets * latency_big, "duration"),
-        "latency_share_big": (buckets * latency_big / r.dp_comm_total_s, "percent"),
+        "latency_share_big": (buckets * latency_big / r.dp_comm_total_s, "plain"),
         "ddp_bucket": (DDP_BUCKET_BYTES, "bytes"),
         "ddp_bucket_busbw": (comms.size_efficiency(DDP_BUCKET_BYTES), "percent"),
     })
     share = values["latency_share_big"][0]
     values["latency_verdict"] = case("matters" if share >= 0.1 else "small", "matters", "small")
+    ctx = context_for(w)
+    one_bucket = sync.bucket_times(ctx, grads, n, sync.dp_ranks_per_node(ctx, 1, 1, n), 2.0)[1]
+    values["last_bucket"] = (one_bucket, "duration")
+    values["last_bucket_share"] = (one_bucket / r.step_s, "percent")
+    values["bucket_verdict"] = case("small" if one_bucket < 0.05 * r.step_s else "large", "small", "large")
 
 
 def _stacks(values):
@@ -157,7 +165,13 @@ def _exercises(values):
         values[f"ex_{key}_share"] = (r.dp_comm_s / r.step_s, "percent")
         for field in ("tp", "dp", "zero", "micro_batch"):
             values[f"ex_{key}_{field}"] = (getattr(par, field), "count")
+    small = exercise("data_parallel", "small-batch").report
+    _, fixed, _ = running_example(global_batch_tokens=exercise("data_parallel", "small-batch").workload.global_batch_tokens)
+    lower = small.dp_comm_s / small.step_s < fixed.dp_comm_s / fixed.step_s
+    values["ex_small_batch_vs"] = case("lower" if lower else "higher", "lower", "higher")
+    values["ex_stack_2021_verdict"] = case("split" if values["ex_stack_2021_tp"][0] > 1 else "plain", "split", "plain")
     more = exercise("data_parallel", "more-gpus")
+    values["ex_more_gpus_verdict"] = case("split" if more.layout.tp * more.layout.pp > 1 else "plain", "split", "plain")
     values["ex_more_gpus_seqs"] = (more.workload.batch_sequences, "count")
     values["ex_more_gpus_gpus"] = (more.workload.gpus, "count")
 

@@ -126,6 +126,8 @@ def _mfu(values):
         "g_hw_achieved": (r.model_flops_per_s_per_gpu * r.hardware_flops_per_step / r.model_flops_per_step, "flops"),
         "g_sel_mfu": (rs.mfu, "percent"), "g_sel_hfu": (rs.hfu, "percent"),
         "a100_peak": (GPU_PRESETS["a100_80gb"].peak_flops, "flops"),
+        "g_gap_verdict": case("large" if r.hfu > 1.1 * r.mfu else "small", "large", "small"),
+        "g_sel_verdict": case("meets" if rs.hfu < 1.05 * rs.mfu else "above", "meets", "above"),
     })
 
 

@@ -6,12 +6,15 @@ quotes the first of them, Narayanan et al.'s own layout on the 2021 stack.
 """
 from functools import cache
 
-from lab_core import Workload, activations, collectives
+from lab_core import Workload, activations, calibration as cal, collectives, comms, memory
 from lab_core.efficiency import gemm_efficiency
+from lab_core.inputs import SPEC_BY_NAME
 from lab_core.hardware import GPU_PRESETS, nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from lab_core.timing import layer_times
 
-from ..reference import gpt3, gpt3_workload, scenario_workload
+from lab_core.planner import recommend
+
+from ..reference import gpt3, gpt3_workload, scenario_parallelism, scenario_workload
 from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate, exercise, rates
 
 #: The layouts and stacks the chapter compares (name: workload changes, layout).
@@ -59,6 +62,7 @@ def _split(values, w, model):
         "weights_total": (2.0 * w.shape.params, "bytes"),
         "device": (w.gpu_memory_bytes, "bytes"),
         "gpus_per_node": (w.gpus_per_node, "count"),
+        "max_per_node": (SPEC_BY_NAME["gpus_per_node"].maximum, "count"),
         "qkv_cols": (3 * h // t, "count"), "ffn_cols": (w.shape.ffn_hidden // t, "count"),
     })
     llama = scenario_workload("llama3-405b").shape
@@ -113,6 +117,35 @@ def _stacks(values):
         values[name] = (GPT3_LAYOUT[name], "count")
 
 
+def _messages(values, model):
+    """One layer's tensor-parallel collectives on NVLink: small messages on the critical path."""
+    s, h, a = model["seq_len"], model["hidden"], model["heads"]
+    t = GPT3_LAYOUT["tp"]
+    flops_rate, hbm, nvl, _ = rates()
+    message = 2.0 * s * h
+    lt = layer_times(s, 1, h, a, 4 * h, t, False, "none", False, flops_rate, hbm, nvl)
+    values["message_share"] = (comms.size_efficiency(message), "percent")
+    values["bucket"] = (cal.DP_BUCKET_BYTES, "bytes")
+    values["bucket_share"] = (comms.size_efficiency(cal.DP_BUCKET_BYTES), "percent")
+    values["one_allreduce"] = (comms.ring_time(message, t, nvl), "duration")
+    values["layer_comm"] = (lt.tp_comm, "duration")
+    values["layer_compute"] = (lt.forward + lt.backward, "duration")
+    values["layer_allreduces"] = (lt.tp_comm / comms.ring_time(message, t, nvl), "count")
+
+
+def _rest_of_layout(values):
+    """What tensor parallelism does to the memory and the data-parallel traffic of each GPU."""
+    w, r = gpt3_runs()["sp"]
+    values["per_gpu_params"] = (r.params_per_gpu, "params")
+    values["per_gpu_weights"] = (r.weights_bytes, "bytes")
+    values["per_gpu_grads"] = (r.params_per_gpu * memory.gradient_bytes_per_param(w.state_bytes_per_param), "bytes")
+    values["per_gpu_state"] = (r.weights_bytes + r.gradients_bytes + r.optimizer_bytes, "bytes")
+    values["per_gpu_mem"] = (r.memory_bytes, "bytes")
+    values["dp_total"] = (r.dp_comm_total_s, "duration")
+    values["model_parallel"] = (GPT3_LAYOUT["tp"] * GPT3_LAYOUT["pp"], "count")
+    values["replica_nodes"] = (GPT3_LAYOUT["tp"] * GPT3_LAYOUT["pp"] // w.gpus_per_node, "count")
+
+
 def _activations(values, model):
     s, h, a, t = model["seq_len"], model["hidden"], model["heads"], GPT3_LAYOUT["tp"]
     values["act_tp"] = (activations.per_layer_bytes(s, 1, h, a, t), "bytes")
@@ -130,6 +163,29 @@ def _gemms(values):
     values["gemm_loss"] = (1.0 - values[f"gemm_eff{TP_DEGREES[-1]}"][0] / values["gemm_eff1"][0], "percent")
 
 
+#: Three workloads of growing width for the planner's choice of t (H100 unless stated).
+CHOICES = (
+    ("small", dict(params=8e9, gpus=8, seq_len=8192, global_batch_tokens=4 * 1048576, gpu="h100_80gb", layers=32,
+                   hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504, vocab=128256, dropout=False)),
+    ("mid", dict(params=70e9, gpus=64, seq_len=4096, global_batch_tokens=4 * 1048576, gpu="h100_80gb",
+                 inter_node_gbps=400)),
+)
+
+
+def _choices(values):
+    """The tensor-parallel degree the planner picks as models widen (lab_core.recommend)."""
+    for key, inputs in CHOICES:
+        w = Workload(**inputs)
+        plan = recommend(w)
+        values[f"choice_{key}_params"] = (w.shape.params, "params")
+        values[f"choice_{key}_hidden"] = (w.shape.hidden, "count")
+        values[f"choice_{key}_gpus"] = (w.gpus, "count")
+        values[f"choice_{key}_tp"] = (plan.parallelism.tp, "count")
+        values[f"choice_{key}_pp"] = (plan.parallelism.pp, "count")
+    values["llama_tp"] = (scenario_parallelism("llama3-405b")["tp"], "count")
+    values["llama_per_node"] = (scenario_workload("llama3-405b").gpus_per_node, "count")
+
+
 def _exercises(values):
     for name in ("gpt3-2021", "gpt3-modern", "no-overlap", "small-model"):
         state = exercise("tensor_parallel", name)
@@ -143,6 +199,12 @@ def _exercises(values):
         values[f"ex_{key}_mfu"] = (r.mfu, "percent")
         values[f"ex_{key}_params"] = (state.workload.shape.params, "params")
         values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
+    v = {name: value for name, (value, _) in values.items()}
+    values["ex_modern_mfu_verdict"] = case("rises" if v["ex_gpt3_modern_mfu"] > v["ex_gpt3_2021_mfu"] else "falls",
+                                           "rises", "falls")
+    values["ex_no_overlap_verdict"] = case("lowers" if v["ex_no_overlap_tp"] < v["ex_gpt3_modern_tp"] else "keeps",
+                                           "lowers", "keeps")
+    values["ex_small_verdict"] = case("no" if v["ex_small_model_tp"] == 1 else "yes", "no", "yes")
 
 
 def _chart(values, model):
@@ -168,7 +230,10 @@ def tensor_parallel_chapter():
     _links(values, model)
     _stacks(values)
     _activations(values, model)
+    _messages(values, model)
+    _rest_of_layout(values)
     _gemms(values)
+    _choices(values)
     _exercises(values)
     figures = {"split": {"params": float(model["params"]), "seq": model["seq_len"], "tp": GPT3_LAYOUT["tp"],
                          "hidden": model["hidden"], "heads": model["heads"], "layers": model["layers"], "lanes": 2}}

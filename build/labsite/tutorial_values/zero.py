@@ -99,6 +99,23 @@ def _zeropp(values):
     values["zpp_ratio"] = (zero3 / zeropp, "plain")
 
 
+def _with_model_parallel(values):
+    """ZeRO stage 1 inside a 3D layout: GPT-3 in Korthikanti et al.'s layout, sharded over its DP group."""
+    from ..reference import gpt3_workload
+    from .common import GPT3_GPUS, GPT3_LAYOUT
+    for key, stack in STACKS:
+        for stage in (0, 1):
+            _, r = evaluate(gpt3_workload(gpus=GPT3_GPUS, stack=stack), **dict(GPT3_LAYOUT, zero=stage))
+            values[f"g{stage}_{key}_mem"] = (r.memory_bytes, "bytes")
+            values[f"g{stage}_{key}_opt"] = (r.optimizer_bytes, "bytes")
+            values[f"g{stage}_{key}_step"] = (r.step_s, "duration")
+            values[f"g{stage}_{key}_dp"] = (r.dp_comm_s, "duration")
+    values["g_dp"] = (GPT3_LAYOUT["dp"], "count")
+    values["g_tp"] = (GPT3_LAYOUT["tp"], "count")
+    values["g_pp"] = (GPT3_LAYOUT["pp"], "count")
+    values["g_gpus"] = (GPT3_GPUS, "count")
+
+
 def _exercises(values):
     for name in ("stack-modern", "stack-2021", "h100-cluster", "figure-one"):
         state = exercise("zero", name)
@@ -114,6 +131,15 @@ def _exercises(values):
         values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
         values[f"ex_{key}_gbps"] = (state.workload.inter_node_gbps, "gbps")
         values[f"ex_{key}_state"] = (state.workload.state_bytes_per_param, "count")
+    for name, stage in (("stack_modern", 2), ("h100_cluster", 1)):
+        state = exercise("zero", name.replace("_", "-"))
+        dp = state.workload.gpus
+        _, lower = evaluate(state.inputs, dp=dp, zero=stage, micro_batch=1)
+        values[f"ex_{name}_lower_mem"] = (lower.memory_bytes, "bytes")
+        values[f"ex_{name}_lower_stage"] = (stage, "count")
+        usable = state.plan.usable_bytes
+        values[f"ex_{name}_usable"] = (usable, "bytes")
+        values[f"ex_{name}_lower_fits"] = case("fits" if lower.memory_bytes <= usable else "over", "fits", "over")
     values["ex_stack_2021_uses_z3"] = case("z3" if values["ex_stack_2021_zero"][0] == 3 else "other", "z3", "other")
     values["ex_stack_modern_uses_tp"] = case("tp" if values["ex_stack_modern_tp"][0] > 1 else "other", "tp", "other")
 
@@ -121,6 +147,7 @@ def _exercises(values):
 @chapter("zero")
 def zero_chapter():
     values = {"params": (PARAMS, "params"), "dp": (DP, "count"), "state_per_param": (ZERO_STATE_BYTES, "count"),
+              "optimizer_k": (memory.OPTIMIZER_BYTES, "count"),
               "psi_bytes": (2.0 * PARAMS, "bytes"),
               "dp_volume": (collectives.cost("ring_allreduce", DP, 2.0 * PARAMS)[1], "bytes"),
               "z3_volume": (2.0 * collectives.cost("ring_all_gather", DP, 2.0 * PARAMS)[1]
@@ -135,6 +162,7 @@ def zero_chapter():
     _accumulation(values)
     _hsdp(values)
     _zeropp(values)
+    _with_model_parallel(values)
     _exercises(values)
     device = values["device"][0]
     chart = {"type": "stacked", "id": "zero", "categories": categories,

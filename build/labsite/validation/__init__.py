@@ -15,15 +15,17 @@ tests/model/test_published.py checks ``row.within()`` for each.
 from .facts import PUBLISHED, load_facts
 from .formulas import activation_rows, bubble_rows, checkpoint_interval_rows, shape_rows, training_time_rows, zero_rows
 from .measured import checkpoint_rows, failure_rows, nccl_rows, table4_prediction, table4_rows
+from .recovery import goodput_rows, llama3_effective_time, recovery_rows, reliability_rows
 from .runs import END_TO_END, EndToEndRun, end_to_end_rows, end_to_end_runs, scenario_rows
 from .table import KINDS, SUMMARY_LINES, PageEntry, Row, Tolerance, error_percent, summary
 
 #: Rows from published.yaml, in the order they print (and the page's groups appear).
 FACT_ROWS = (zero_rows, activation_rows, table4_rows, shape_rows, bubble_rows, training_time_rows, failure_rows,
-             checkpoint_interval_rows, checkpoint_rows, nccl_rows)
+             reliability_rows, checkpoint_interval_rows, checkpoint_rows, recovery_rows, goodput_rows, nccl_rows)
 
 __all__ = ["END_TO_END", "KINDS", "PUBLISHED", "SUMMARY_LINES", "EndToEndRun", "PageEntry", "Row", "Tolerance",
-           "end_to_end_rows", "end_to_end_runs", "error_percent", "fact_rows", "load_facts", "page_rows", "rows",
+           "end_to_end_rows", "end_to_end_runs", "error_percent", "fact_rows", "llama3_effective_time", "load_facts",
+           "page_rows", "rows",
            "scenario_rows", "summary", "table4_prediction"]
 
 

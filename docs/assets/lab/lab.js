@@ -2,6 +2,7 @@
 // slider labels come precomputed from the build and every other text comes
 // from the worker's view (lab_view in Pyodide), which the build also used for
 // the first paint. The URL carries the workload (shareable, back/forward).
+import { createProgress } from "./progress.js";
 import { createLabRuntime } from "./runtime.js";
 
 const root = document.getElementById("lab-app");
@@ -11,6 +12,7 @@ const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
 const noticeEl = document.getElementById("lab-notice");
 const sliders = Object.fromEntries(config.sliders.map((s) => [s.name, s]));
+const progress = createProgress({ root, catalog, lang: config.lang });
 
 const state = {
   inputs: { ...config.initial.inputs },
@@ -197,6 +199,7 @@ function request(historyMode) {
   state.lenient = false;
   latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient });
   root.dataset.requestedSeq = String(latestSeq);
+  progress.pending(true);
 }
 
 function onResult(seq, result) {
@@ -222,6 +225,7 @@ function onResult(seq, result) {
     else notice(result.error.text);
   }
   pendingHistory = null;
+  progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
 }
@@ -248,6 +252,7 @@ function showNotes(notes) {
 }
 
 function onStatus(kind, detail) {
+  progress.settled();
   if (kind === "live") {
     state.live = true;
     root.dataset.bootMs = String(Math.round(detail.bootMs));
@@ -405,11 +410,10 @@ function startFromUrl() {
 }
 
 runtime = createLabRuntime({
-  root: config.root,
-  pyzip: config.pyzip,
+  boot: config.boot,
   sessionConfig: config.session,
-  snapshot: config.snapshot,
   serviceWorker: config.serviceWorker,
+  onProgress: progress.update,
   onStatus,
   onResult: (seq, result) => {
     if (linkPending && seq >= latestSeq) {

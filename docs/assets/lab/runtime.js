@@ -2,25 +2,36 @@
 // passes requests to it, coalesced so only the newest state waits while the
 // worker is busy. Knows nothing about the page's DOM.
 //
-//   const runtime = createLabRuntime({ root, pyzip, sessionConfig, snapshot, serviceWorker, onStatus, onResult });
+//   const runtime = createLabRuntime({ boot, sessionConfig, serviceWorker, onStatus, onResult, onProgress });
 //   runtime.request({ inputs, typed })  -> sequence number
 //   onStatus("live" | "failed" | "unavailable", { bootMs, bootKind, fallback, reason })
+//   onProgress({ stage: "download" | "starting", loaded, total })  (bytes on the wire)
 //   onResult(seq, resultObject, workerMs)
 //
-// snapshot: {url, sha256, bytes} of the build-time Pyodide memory snapshot, or
-// null. The worker boots from it and falls back to a cold boot by itself on any
-// error; if the snapshot stage hangs, the worker is restarted cold from here.
+// boot: the worker's script and the files it boots from, with their sizes (labsite.boot). The
+// worker downloads them itself, reports progress, and decides whether the
+// memory snapshot pays on this connection. No timeout ever throws a download
+// in progress away: the worker aborts only a download that stalls. Once every
+// byte is in, the interpreter's start is timed: a snapshot restore that hangs
+// restarts the worker cold (its files then come from Cache Storage), a cold
+// start that hangs fails the lab.
 // serviceWorker: URL of the site's service worker, registered once the lab is
-// live (so precaching never competes with the boot), or null.
+// live and the worker has cached its downloads (so the precache neither
+// competes with the boot nor downloads them again), or null.
 // Performance marks: "lab:worker-start", "lab:live" (navigation start = 0) and
 // "lab:result" for the latest answer (detail: {seq, workerMs}), read by bench/bench_browser.py.
-const SNAPSHOT_TIMEOUT_MS = 20000; // snapshot fetch + restore; then a cold restart
-const BOOT_TIMEOUT_MS = 60000; // a cold boot; then the lab is reported failed
+const STALL_MS = 30000; // a download that sends nothing for this long is aborted (and retried)
+const RESTORE_TIMEOUT_MS = 20000; // a snapshot restore, all bytes in; then a cold restart
+const COLD_TIMEOUT_MS = 60000; // a cold start, all bytes in; then the lab is reported failed
 
 function timeouts() {
-  // Tests may shorten them (page.add_init_script) to exercise the restart.
+  // Tests may shorten them (page.add_init_script) to exercise the fallbacks.
   const override = globalThis.LAB_BOOT_TIMEOUTS || {};
-  return { snapshot: override.snapshot || SNAPSHOT_TIMEOUT_MS, cold: override.cold || BOOT_TIMEOUT_MS };
+  return {
+    stall: override.stall || STALL_MS,
+    snapshot: override.snapshot || RESTORE_TIMEOUT_MS,
+    cold: override.cold || COLD_TIMEOUT_MS,
+  };
 }
 
 function whyNot() {
@@ -37,10 +48,9 @@ function registerServiceWorker(url) {
   });
 }
 
-export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, serviceWorker = null, onStatus, onResult }) {
+export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
   const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null };
   const limits = timeouts();
-  const base = new URL(root, location.href);
 
   function send(message) {
     state.busy = true;
@@ -66,14 +76,14 @@ export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, 
   function launch(withSnapshot, restartReason = null) {
     let worker;
     try {
-      worker = new Worker(new URL("assets/lab/worker.js", base), { type: "module" });
+      worker = new Worker(new URL(boot.worker, location.href), { type: "module" });
     } catch (error) {
       fail(String(error.message || error));
       return;
     }
     state.worker = worker;
     performance.mark("lab:worker-start");
-    let stage = withSnapshot ? "snapshot" : "cold";
+    let stage = "download";
     let timer = null;
     const restartCold = (why) => {
       clearTimeout(timer);
@@ -82,6 +92,7 @@ export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, 
     };
     const arm = () => {
       clearTimeout(timer);
+      if (stage === "download") return; // the worker watches its downloads for stalls
       timer = setTimeout(() => {
         if (state.ready) return;
         if (stage === "snapshot") restartCold("snapshot boot timed out");
@@ -91,11 +102,15 @@ export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, 
         }
       }, stage === "snapshot" ? limits.snapshot : limits.cold);
     };
-    arm();
     worker.onmessage = ({ data }) => {
-      if (data.type === "stage") {
+      if (data.type === "progress") {
+        onProgress({ stage: "download", loaded: data.loaded, total: data.total });
+      } else if (data.type === "stage") {
         stage = data.stage;
+        if (stage !== "download") onProgress({ stage: "starting" });
         arm();
+      } else if (data.type === "stored") {
+        registerServiceWorker(serviceWorker);
       } else if (data.type === "ready") {
         clearTimeout(timer);
         state.ready = true;
@@ -106,7 +121,6 @@ export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, 
           fallback: data.fallback || restartReason || null,
           liveAtMs: performance.now(),
         });
-        registerServiceWorker(serviceWorker);
         if (state.pending) send(state.pending);
       } else if (data.type === "result") {
         state.busy = false;
@@ -129,17 +143,29 @@ export function createLabRuntime({ root, pyzip, sessionConfig, snapshot = null, 
         fail(event.message || "worker error");
       }
     };
+    const absolute = (url) => new URL(url, location.href).href;
+    const files = Object.fromEntries(Object.entries(boot).map(([key, value]) => [
+      key, value && typeof value === "object" && "url" in value ? { ...value, url: absolute(value.url) } : value,
+    ]));
+    files.indexURL = absolute(boot.indexURL);
     worker.postMessage({
       type: "init",
-      indexURL: new URL("assets/pyodide/", base).href,
-      pyzipURL: new URL(pyzip, location.href).href,
+      boot: files,
       sessionConfig: JSON.stringify(sessionConfig),
-      snapshot: withSnapshot && snapshot ? { ...snapshot, url: new URL(snapshot.url, location.href).href } : null,
+      stallMs: limits.stall,
+      // A page the service worker controls gets every file from its precache
+      // through fetch; otherwise the worker keeps its downloads in Cache
+      // Storage itself, for the precache to take over (none without a
+      // service worker, e.g. under `mkdocs serve`).
+      useCache: Boolean(serviceWorker) && !(navigator.serviceWorker && navigator.serviceWorker.controller),
+      allowSnapshot: withSnapshot,
+      // Tests pin the choice (page.add_init_script) to exercise either boot.
+      snapshotPolicy: globalThis.LAB_SNAPSHOT_POLICY || "auto",
     });
   }
 
   const blocked = whyNot();
   if (blocked) onStatus(blocked[0], { reason: blocked[1] });
-  else launch(Boolean(snapshot));
+  else launch(Boolean(boot && boot.snapshot));
   return { request, isReady: () => state.ready };
 }

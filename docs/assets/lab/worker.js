@@ -2,45 +2,56 @@
 // Python packages (lab_core + lab_view) and answers evaluate requests with the
 // same Session the build used for the precomputed page.
 //
-// Boot: from the build-time memory snapshot when the page names one (fetched,
-// checked against its sha256, gunzipped, restored: lab_core and lab_view are
-// already imported in it), else cold. Any snapshot failure (HTTP error, wrong
-// digest, bad gzip, restore error, broken interpreter) falls back to a cold
-// boot in this same worker. The page also restarts the worker cold when the
-// snapshot stage takes too long (see runtime.js).
+// Boot: every file is requested at once through one download layer
+// (downloads.js: progress for the page, one buffer per file, Cache Storage so
+// a later boot starts from what already arrived); Pyodide's own fetches of the
+// wasm and the standard library are answered from it. The interpreter starts
+// cold from the build's trimmed, precompiled standard library, or from the
+// build-time memory snapshot when that pays: when it is already cached, or
+// when the connection measured during the first downloads brings it faster
+// than the CPU time it saves. Any snapshot failure (HTTP error, stall, wrong
+// digest, bad gzip, restore error) falls back to a cold boot in this worker,
+// with no file downloaded again.
 //
-// Messages out: {type: "stage", stage: "snapshot" | "cold", reason?}
+// Messages out: {type: "progress", loaded, total}  (bytes on the wire)
+//               {type: "stage", stage: "download" | "snapshot" | "cold", reason?}
 //               {type: "ready", bootMs, bootKind: "snapshot" | "cold", fallback?}
+//               {type: "stored"}  (the downloaded files are in Cache Storage)
 //               {type: "result", seq, response, ms}
 //               {type: "fatal", reason}
+import { createDownloads } from "./downloads.js";
+import { toggleWasmData } from "./wasmdata.js";
+
 let session = null;
 
-const errorText = (error) => String(error && error.message ? error.message : error);
+// CPU time a snapshot restore saves over a cold boot from the precompiled
+// standard library, measured with `make bench` (headless Chromium, 2 cores:
+// cold about 2.3 s, snapshot about 1.6 s to live). The snapshot is fetched on
+// a first visit only when its download takes less than this.
+const SNAPSHOT_SAVES_MS = 700;
 
-async function fetchBytes(url, what) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${what}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
+const errorText = (error) => String(error && error.message ? error.message : error);
 
 function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// The snapshot's bytes, verified: the digest is of the gzipped file as built.
-async function snapshotBytes({ url, sha256, bytes }) {
-  const packed = await fetchBytes(url, "snapshot");
+// The snapshot's bytes, verified (the digest is of the gzipped file as built),
+// unpacked and with the wasm's initial memory put back (wasmdata.js).
+async function snapshotBytes(downloads, { url, sha256, bytes }, wasmURL) {
+  const packed = await downloads.bytes(url);
   if (bytes && packed.byteLength !== bytes) throw new Error(`snapshot: ${packed.byteLength} bytes, expected ${bytes}`);
   if (!self.crypto || !self.crypto.subtle) throw new Error("snapshot: no crypto.subtle to verify it");
   const digest = hex(await self.crypto.subtle.digest("SHA-256", packed));
   if (digest !== sha256) throw new Error("snapshot: sha256 mismatch");
   const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  const delta = new Uint8Array(await new Response(stream).arrayBuffer());
+  return toggleWasmData(delta, await downloads.bytes(wasmURL));
 }
 
 // Pyodide 314 only logs a failed wasm fetch/instantiation or standard library
 // install, and its loadPyodide then never settles. Watch the console for those
-// messages so a blocked file fails the boot at once instead of at the timeout.
+// messages so a blocked file fails the boot at once.
 const LOADER_FAILURES = ["wasm instantiation failed", "Error occurred while installing the standard library"];
 
 async function load(loadPyodide, options) {
@@ -70,50 +81,119 @@ async function load(loadPyodide, options) {
   }
 }
 
-async function startSession(pyodide, pyzip, sessionConfig) {
-  pyodide.unpackArchive(await pyzip, "zip");
+// Pyodide fetches the wasm and the standard library itself: answer those from the downloads.
+function routeFetches(downloads) {
+  const network = self.fetch.bind(self);
+  self.fetch = (input, init) => {
+    const url = typeof input === "string" || input instanceof URL ? String(input) : input.url;
+    if (downloads.has(url)) return Promise.resolve(downloads.response(url));
+    return network(input, init);
+  };
+  return network;
+}
+
+// pyodide.asm.mjs as a module, from the downloaded bytes (so it is counted,
+// cached and never fetched twice); from its URL if blob: modules are refused
+// (a host sending the site's Content-Security-Policy as a header also governs
+// this worker; then the HTTP cache, if fresh, spares the second download).
+async function importAsm(downloads, url) {
+  try {
+    const bytes = await downloads.bytes(url);
+    const blobURL = URL.createObjectURL(new Blob([bytes], { type: "text/javascript" }));
+    try {
+      return (await import(blobURL)).default;
+    } finally {
+      URL.revokeObjectURL(blobURL);
+    }
+  } catch (error) {
+    if (error && /HTTP|no data/.test(errorText(error))) throw error;
+    return (await import(url)).default;
+  }
+}
+
+// Whether to restore the snapshot: yes when cached; otherwise only when the
+// connection, measured on the downloads under way, brings it in less time than it saves.
+async function snapshotPays(downloads, snapshot, policy) {
+  if (!snapshot || typeof DecompressionStream !== "function") return [false, snapshot ? "no DecompressionStream" : null];
+  if (policy !== "auto") return [policy === "always", policy === "always" ? null : "snapshot not wanted"];
+  if (await downloads.cached(snapshot.url)) return [true, null];
+  const connection = self.navigator && self.navigator.connection;
+  if (connection && connection.saveData) return [false, "data saver"];
+  const rate = await downloads.rate();
+  if (rate === null) return [false, "connection not measured"];
+  const ms = snapshot.bytes / rate;
+  return ms < SNAPSHOT_SAVES_MS ? [true, null] : [false, `snapshot would take ${Math.round(ms)} ms to download`];
+}
+
+async function startSession(pyodide, downloads, pyzipURL, sessionConfig) {
+  pyodide.unpackArchive(await downloads.bytes(pyzipURL), "zip");
   const Session = pyodide.pyimport("lab_view").Session;
   return Session(sessionConfig);
 }
 
-async function boot({ indexURL, pyzipURL, sessionConfig, snapshot }) {
+async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapshot, snapshotPolicy }) {
   const started = performance.now();
-  // Everything the boot needs is requested at once; the interpreter waits for it.
-  const pyzip = fetchBytes(pyzipURL, "python packages");
-  pyzip.catch(() => {});
-  let restoreFrom = null;
-  if (snapshot && typeof DecompressionStream === "function") {
-    restoreFrom = snapshotBytes(snapshot);
+  const downloads = createDownloads({
+    stallMs,
+    useCache,
+    onProgress: ({ loaded, total }) => self.postMessage({ type: "progress", loaded, total }),
+  });
+  self.postMessage({ type: "stage", stage: "download" });
+  const abs = (url) => new URL(url, self.location.href).href;
+  const wasmURL = abs(files.wasm.url);
+  downloads.start(wasmURL, { bytes: files.wasm.bytes, type: "application/wasm", handOff: true });
+  downloads.start(abs(files.stdlib.url), { bytes: files.stdlib.bytes, type: "application/zip" });
+  downloads.start(abs(files.asm.url), { bytes: files.asm.bytes, type: "text/javascript" });
+  downloads.start(abs(files.pyzip.url), { bytes: files.pyzip.bytes, type: "application/zip" });
+  routeFetches(downloads);
+  const loader = import(abs(files.loader.url));
+  const asm = importAsm(downloads, abs(files.asm.url));
+  asm.catch(() => {});
+  const snapshot = allowSnapshot && files.snapshot ? { ...files.snapshot, url: abs(files.snapshot.url) } : null;
+  const [useSnapshot, why] = await snapshotPays(downloads, snapshot, snapshotPolicy);
+  const { loadPyodide } = await loader;
+  const options = {
+    indexURL: abs(files.indexURL),
+    stdLibURL: abs(files.stdlib.url),
+    lockFileContents: { info: files.lockInfo, packages: {} },
+    createPyodideModule: await asm,
+  };
+  let fallback = why;
+  if (useSnapshot) {
+    downloads.start(snapshot.url, { bytes: snapshot.bytes, type: "application/gzip", optional: true });
+    const restoreFrom = snapshotBytes(downloads, snapshot, wasmURL);
     restoreFrom.catch(() => {});
-  }
-  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
-  let fallback = null;
-  if (restoreFrom) {
-    self.postMessage({ type: "stage", stage: "snapshot" });
     try {
-      const pyodide = await load(loadPyodide, { indexURL, _loadSnapshot: restoreFrom });
+      await restoreFrom; // downloaded and verified: from here on the page times the restore
+      self.postMessage({ type: "stage", stage: "snapshot" });
+      const pyodide = await load(loadPyodide, { ...options, _loadSnapshot: restoreFrom });
       // The snapshot froze the build machine's random state: draw a fresh seed.
-      pyodide.runPython("import random; random.seed()");
-      session = await startSession(pyodide, pyzip, sessionConfig);
-      return { bootMs: performance.now() - started, bootKind: "snapshot" };
+      pyodide.pyimport("random").seed();
+      session = await startSession(pyodide, downloads, files.pyzip.url, sessionConfig);
+      return { downloads, detail: { bootMs: performance.now() - started, bootKind: "snapshot" } };
     } catch (error) {
       fallback = errorText(error);
       session = null;
     }
-  } else if (snapshot) {
-    fallback = "no DecompressionStream";
   }
+  // Start now: the wasm compiles while it streams in. The page times the
+  // start only once every byte is here.
+  const booting = load(loadPyodide, options);
+  booting.catch(() => {});
+  await Promise.all([downloads.bytes(wasmURL), downloads.bytes(options.stdLibURL)]);
   self.postMessage({ type: "stage", stage: "cold", reason: fallback });
-  const pyodide = await load(loadPyodide, { indexURL });
-  session = await startSession(pyodide, pyzip, sessionConfig);
-  return { bootMs: performance.now() - started, bootKind: "cold", fallback };
+  const pyodide = await booting;
+  session = await startSession(pyodide, downloads, files.pyzip.url, sessionConfig);
+  return { downloads, detail: { bootMs: performance.now() - started, bootKind: "cold", fallback } };
 }
 
 self.onmessage = async ({ data }) => {
   if (data.type === "init") {
     try {
-      const detail = await boot(data);
+      const { downloads, detail } = await boot(data);
       self.postMessage({ type: "ready", ...detail });
+      await downloads.stored();
+      self.postMessage({ type: "stored" });
     } catch (error) {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
