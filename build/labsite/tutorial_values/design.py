@@ -19,7 +19,7 @@ from lab_core.timing import layer_times
 
 from .activations import LLAMA70_SHAPE
 from .common import Chapter, case, chapter, evaluate, exercise
-from .scenario_runs import branch, published_run, run_name
+from .scenario_runs import branch, published_run, run_name, state_values
 
 GPUS = 512
 WORKLOAD = dict(LLAMA70_SHAPE, gpus=GPUS, gpu="h100_80gb", seq_len=8192, global_batch_tokens=4194304,
@@ -322,17 +322,7 @@ def _exercise_values(layout):
     values["ex_long_break"] = branch(not fits, "activations", "nothing")
     for key, name in (("batch", "twice-the-batch"), ("gpus", "twice-the-gpus"), ("long", "long-context"),
                       ("big", "bigger-cluster")):
-        state = exercise("design", name)
-        p, r, ew = state.layout, state.report, state.workload
-        values.update({
-            f"ex_{key}_tp": (p.tp, "count"), f"ex_{key}_pp": (p.pp, "count"), f"ex_{key}_dp": (p.dp, "count"),
-            f"ex_{key}_cp": (p.cp, "count"), f"ex_{key}_v": (p.interleave, "count"),
-            f"ex_{key}_micro": (r.micro_batches, "count"), f"ex_{key}_bubble": (r.bubble_fraction, "percent"),
-            f"ex_{key}_recompute": (p.recompute, "text"), f"ex_{key}_mfu": (r.mfu, "percent"),
-            f"ex_{key}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"), f"ex_{key}_days": (r.train_time_s / 86400.0, "days"),
-            f"ex_{key}_gpus": (ew.gpus, "count"), f"ex_{key}_batch_tokens": (ew.global_batch_tokens, "tokens"),
-            f"ex_{key}_seq": (ew.seq_len, "count"), f"ex_{key}_zero": (p.zero, "count"),
-        })
+        values.update(state_values(f"ex_{key}", exercise("design", name)))
     big = exercise("design", "bigger-cluster").layout
     values["ex_big_verdict"] = branch(big.zero < 3 and big.recompute != "full", "relieved", "still_tight")
     return values

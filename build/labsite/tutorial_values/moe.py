@@ -11,7 +11,7 @@ from lab_core.moe import mlp_params
 from ..figures.moe_alltoall import link_shares
 from ..scenarios import load_scenario
 from .common import Chapter, case, chapter, evaluate, exercise
-from .scenario_runs import branch, micro_batch, per_stage, published_run
+from .scenario_runs import branch, micro_batch, per_stage, published_run, state_values
 
 DEEPSEEK, QWEN = "deepseek-v3", "qwen3-235b-moe"
 #: How much busier than average the busiest expert is in the balance example (a teaching input).
@@ -162,21 +162,17 @@ def _ep_verdict(layout, report, published_tps):
 
 def _exercise_values(w, published_tps):
     values = {"fast_ratio": (exercise("moe", "faster-fabric").workload.inter_node_gbps / w.inter_node_gbps, "plain")}
-    qwen_published = evaluate(*published_run(QWEN)[:1], **published_run(QWEN)[1])[1].tokens_per_s
+    qwen_workload, qwen_layout = published_run(QWEN)
+    qwen_published = evaluate(qwen_workload, **qwen_layout)[1].tokens_per_s
     for key, name in (("plan", "deepseek-plan"), ("topk", "fewer-experts-per-token"), ("fast", "faster-fabric"),
                       ("qwen", "qwen-plan")):
         state = exercise("moe", name)
-        p, r, ew = state.layout, state.report, state.workload
-        values.update({
-            f"ex_{key}_tp": (p.tp, "count"), f"ex_{key}_pp": (p.pp, "count"), f"ex_{key}_dp": (p.dp, "count"),
-            f"ex_{key}_ep": (p.ep, "count"), f"ex_{key}_zero": (p.zero, "count"),
-            f"ex_{key}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"), f"ex_{key}_mfu": (r.mfu, "percent"),
-            f"ex_{key}_ep_share": (r.ep_comm_s / r.step_s, "percent"),
-            f"ex_{key}_active": (ew.shape.active_params, "params"), f"ex_{key}_top_k": (ew.experts_per_token, "count"),
-            f"ex_{key}_gbps": (ew.inter_node_gbps, "gbps"),
-            f"ex_{key}_ep_verdict": case(_ep_verdict(p, r, qwen_published if key == "qwen" else published_tps),
-                                         "uses_ep", "no_ep_slower", "no_ep_faster"),
-        })
+        values.update(state_values(f"ex_{key}", state))
+        values[f"ex_{key}_top_k"] = (state.workload.experts_per_token, "count")
+        values[f"ex_{key}_gbps"] = (state.workload.inter_node_gbps, "gbps")
+        values[f"ex_{key}_ep_verdict"] = case(_ep_verdict(state.layout, state.report,
+                                                          qwen_published if key == "qwen" else published_tps),
+                                              "uses_ep", "no_ep_slower", "no_ep_faster")
     return values
 
 

@@ -46,3 +46,24 @@ def micro_batch(workload, layout):
 def branch(condition, if_true, if_false):
     """A two-way case value (common.case): ``if_true`` when the computed ``condition`` holds."""
     return case(if_true if condition else if_false, if_true, if_false)
+
+
+def state_values(prefix, state):
+    """The numbers a lab state shows (an exercise's workload and the planner's plan
+    for it, labsite.exercises.ExerciseState) as values named ``<prefix>_<field>``."""
+    p, r, w = state.layout, state.report, state.workload
+    values = {f"{prefix}_{field}": (getattr(p, field), "count")
+              for field in ("tp", "cp", "pp", "dp", "ep", "zero", "interleave", "micro_batch")}
+    values.update({
+        f"{prefix}_recompute": (p.recompute, "text"),
+        f"{prefix}_micro": (r.micro_batches, "count"), f"{prefix}_bubble": (r.bubble_fraction, "percent"),
+        f"{prefix}_step": (r.step_s, "duration"), f"{prefix}_mfu": (r.mfu, "percent"),
+        f"{prefix}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"), f"{prefix}_mem": (r.memory_bytes, "bytes"),
+        f"{prefix}_act": (r.activations_bytes, "bytes"), f"{prefix}_days": (r.train_time_s / 86400.0, "days"),
+        f"{prefix}_dp_exposed": (r.dp_comm_s, "duration"), f"{prefix}_tp_exposed": (r.tp_comm_s, "duration"),
+        f"{prefix}_ep_share": (r.ep_comm_s / r.step_s, "percent"),
+        f"{prefix}_gpus": (w.gpus, "count"), f"{prefix}_seq": (w.seq_len, "count"),
+        f"{prefix}_batch": (w.batch_sequences, "count"), f"{prefix}_batch_tokens": (w.global_batch_tokens, "tokens"),
+        f"{prefix}_params": (w.shape.params, "params"), f"{prefix}_active": (w.shape.active_params, "params"),
+    })
+    return values

@@ -9,7 +9,7 @@ from lab_core.planner import recommend
 from ..reference import gpt3_workload
 from ..scenarios import load_scenario
 from .common import Chapter, GPT3_GPUS, case, chapter, evaluate, exercise
-from .scenario_runs import branch, published_run, run_name
+from .scenario_runs import branch, published_run, run_name, state_values
 
 LAYOUTS_3D = (
     dict(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True, micro_batch=1, interleave=3),
@@ -124,16 +124,8 @@ def _exercise_values(plan):
     for name in ("slow-fabric", "twice-the-gpus", "h100", "half-the-gpus"):
         state = exercise("three_d", name)
         key = name.split("-")[0]
-        layout, r = state.layout, state.report
-        for dim in ("tp", "pp", "dp", "interleave", "micro_batch", "zero"):
-            values[f"ex_{key}_{dim}"] = (getattr(layout, dim), "count")
-        values[f"ex_{key}_step"] = (r.step_s, "duration")
-        values[f"ex_{key}_mfu"] = (r.mfu, "percent")
-        values[f"ex_{key}_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")
-        values[f"ex_{key}_dp_exposed"] = (r.dp_comm_s, "duration")
-        values[f"ex_{key}_recompute"] = (layout.recompute, "text")
-        values[f"ex_{key}_gpus"] = (state.workload.gpus, "count")
-        values[f"ex_{key}_tp_exposed"] = (r.tp_comm_s, "duration")
+        layout = state.layout
+        values.update(state_values(f"ex_{key}", state))
         values[f"ex_{key}_same"] = branch((layout.tp, layout.pp) == (base.tp, base.pp), "same", "different")
     slow = exercise("three_d", "slow-fabric").workload
     values["ex_slow_gbps"] = (slow.inter_node_gbps, "gbps")
