@@ -57,7 +57,8 @@ def _worksheet(w):
 def _brief_values(w):
     sh = w.shape
     return {
-        "params": (sh.params, "params"), "layers": (sh.layers, "count"), "hidden": (sh.hidden, "count"),
+        "params": (sh.params, "params"), "nominal": (WORKLOAD["params"], "params"),
+        "layers": (sh.layers, "count"), "hidden": (sh.hidden, "count"),
         "heads": (sh.heads, "count"), "kv_heads": (sh.kv_heads, "count"), "vocab": (sh.vocab, "count"),
         "gpus": (GPUS, "count"), "nodes": (GPUS // w.gpus_per_node, "count"),
         "gpus_per_node": (w.gpus_per_node, "count"), "nic": (w.inter_node_gbps, "gbps"),
