@@ -41,8 +41,9 @@ def _stages(values, segments, categories):
     values["device"] = (w.gpu_memory_bytes, "bytes")
     values["fits0"] = case("fits" if values["mem0"][0] <= w.gpu_memory_bytes else "over", "fits", "over")
     for key, _ in STACKS:
-        slower = values[f"step3_{key}"][0] > values[f"step2_{key}"][0]
-        values[f"z3_verdict_{key}"] = case("slower" if slower else "not_slower", "slower", "not_slower")
+        ratio = values[f"step3_{key}"][0] / values[f"step2_{key}"][0]
+        verdict = "much_slower" if ratio > 1.5 else ("slower" if ratio > 1.0 else "not_slower")
+        values[f"z3_verdict_{key}"] = case(verdict, "much_slower", "slower", "not_slower")
     ratio = values["comm3_2021"][0] / values["comm3_modern"][0]
     values["z3_ratio"] = (ratio, "plain")
 
@@ -110,6 +111,8 @@ def _with_model_parallel(values):
             values[f"g{stage}_{key}_opt"] = (r.optimizer_bytes, "bytes")
             values[f"g{stage}_{key}_step"] = (r.step_s, "duration")
             values[f"g{stage}_{key}_dp"] = (r.dp_comm_s, "duration")
+    change = abs(values["g1_2021_step"][0] / values["g0_2021_step"][0] - 1.0)
+    values["g_2021_verdict"] = case("barely" if change < 0.02 else "moves", "barely", "moves")
     values["g_dp"] = (GPT3_LAYOUT["dp"], "count")
     values["g_tp"] = (GPT3_LAYOUT["tp"], "count")
     values["g_pp"] = (GPT3_LAYOUT["pp"], "count")
