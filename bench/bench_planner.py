@@ -4,8 +4,10 @@
 Standalone, from the repo root:
     python3 bench/bench_planner.py [--repeat N] [--pyodide] [--json]
 Prints one row per runtime: median and p95 ms per recommend() call (all
-repeats x 50 cases pooled; a fresh Workload per call, as on a slider move),
-plan_json() the same way, and plans evaluated per call. With --pyodide it also
+repeats x cases pooled; a fresh Workload per call and the planner's caches
+dropped: the full search), plan_json() the same way, plans evaluated per call,
+and the worker's time per slider move by part (planner, plan dict, view, JSON)
+and by slider over drags of every slider from the default and demo-card states. With --pyodide it also
 times evaluate() per call on bench/cases.py's bench_cases() when that file
 exists. Needs `npm ci` (node_modules/pyodide) for --pyodide.
 """
@@ -31,8 +33,41 @@ def _evaluate_cases():
     return [[w, p] for w, p in bench_cases()]
 
 
+# Positions each slider walk visits, evenly spread over the slider's stops, both ends included.
+WALK_POSITIONS = 8
+
+
+def slider_walks():
+    """Drags of every slider over its range (extremes included) from the lab's
+    default state and from each demo card's state (the page's heaviest
+    states: at scale, full 3D), as the page sends them: full lab inputs."""
+    from labsite.labpage import default_inputs, load_lab_layout
+    from labsite.scenarios import load_demo_path
+    from labsite.sliders import slider_stops
+
+    layout = load_lab_layout()
+    defaults = default_inputs()
+    starts = [defaults] + [dict(defaults, **scenario.workload) for scenario in load_demo_path()]
+    walks = []
+    for slider in layout["sliders"]:
+        stops = slider_stops(slider["name"], slider["series"])
+        picks = sorted({stops[round(i * (len(stops) - 1) / (WALK_POSITIONS - 1))] for i in range(WALK_POSITIONS)})
+        walks += [{"slider": slider["name"], "start": start, "stops": picks} for start in starts]
+    return walks
+
+
+def session_config():
+    from labsite.catalog import load_catalogs
+    from labsite.labpage import load_lab_layout
+    from labsite.pages.lab import runtime_session_config
+    from labsite.pages.rules import load_rules
+
+    return runtime_session_config(load_lab_layout(), load_catalogs()["en"], "en", load_rules())
+
+
 def cases_json():
-    return json.dumps({"planner_cases": PLANNER_CASES, "evaluate_cases": _evaluate_cases()})
+    return json.dumps({"planner_cases": PLANNER_CASES, "evaluate_cases": _evaluate_cases(),
+                       "slider_walks": slider_walks(), "session_config": session_config()})
 
 
 def run_cpython(repeat):
@@ -66,10 +101,10 @@ def table(results):
     for res in results:
         ev = res["plans_evaluated"]
         per_call = "median %g, p95 %g, max %d, mean %.1f" % (ev["median"], ev["p95"], ev["max"], ev["mean"])
-        rows.append("%-26s %-44s %9.2f %8.2f %s" % ("recommend() x 50 cases", res["runtime"],
+        rows.append("%-26s %-44s %9.2f %8.2f %s" % ("recommend() x %d cases" % len(PLANNER_CASES), res["runtime"],
                                                      res["recommend"]["median_ms"], res["recommend"]["p95_ms"],
                                                      per_call))
-        rows.append("%-26s %-44s %9.2f %8.2f" % ("plan_json() x 50 cases", res["runtime"],
+        rows.append("%-26s %-44s %9.2f %8.2f" % ("plan_json() x %d cases" % len(PLANNER_CASES), res["runtime"],
                                                   res["plan_json"]["median_ms"], res["plan_json"]["p95_ms"]))
         if res.get("evaluate"):
             rows.append("%-26s %-44s %9.3f %8.3f %s" % ("evaluate() bench_cases()", res["runtime"],
@@ -78,6 +113,28 @@ def table(results):
         else:
             rows.append("%-26s %-44s %9s %8s" % ("evaluate() bench_cases()", res["runtime"], "skipped",
                                                   "(no bench/cases.py)"))
+    for res in results:
+        walks = res.get("slider_walks")
+        if not walks:
+            continue
+        rows.append("")
+        rows.append("Worker per slider move in %s (drags of each slider over %d positions, extremes included,"
+                    % (res["runtime"], WALK_POSITIONS))
+        rows.append("from the default state and each demo card; planner caches warm as in the page):")
+        rows.append("  %-22s %9s %8s %8s" % ("part", "median ms", "p95 ms", "max ms"))
+        for name, label in (("planner", "planner (quick search)"), ("plan_dict", "plan as dict"),
+                            ("view", "view (lab_view)"), ("json", "JSON"), ("total", "first answer, total"),
+                            ("refine", "refine (full search)")):
+            part = walks["parts"].get(name)
+            if part is None:
+                continue
+            rows.append("  %-22s %9.2f %8.2f %8.2f" % (label, part["median_ms"], part["p95_ms"], part["max_ms"]))
+        for name, part in walks["by_slider"].items():
+            rows.append("  %-22s %9.2f %8.2f %8.2f  (%d moves)" % ("first answer, " + name, part["median_ms"], part["p95_ms"],
+                                                                  part["max_ms"], part["calls"]))
+        ev = walks["plans_evaluated"]
+        rows.append("  plans evaluated per first answer: median %g, p95 %g, max %d; provisional (refined after): %d of %d"
+                    % (ev["median"], ev["p95"], ev["max"], walks["provisional"], walks["moves"]))
     return "\n".join(rows)
 
 

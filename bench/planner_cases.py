@@ -1,8 +1,10 @@
-"""The fixed 50 workloads bench_planner.py (CPython) and node_bench.mjs (Pyodide) time.
+"""The fixed workloads bench_planner.py (CPython) and node_bench.mjs (Pyodide) time.
 
 Plain data: the five sanity workloads of the planner issue and 1T on 8 GPUs first, then
 44 drawn once (seed 20240601) log-uniformly over the slider ranges of lab_core.inputs, with
-a GPU preset other than the default in ~30% and flash attention off in ~20%.
+a GPU preset other than the default in ~30% and flash attention off in ~20%; then the
+long-context and mixture-of-experts cases (LONG_CONTEXT_AND_MOE_CASES: Llama 3 405B at 128K
+tokens, 405B at 32K on 2,048 GPUs, DeepSeek-V3 on 2,048 H800s, Mixtral 8x22B on 128 H100s).
 """
 
 PLANNER_CASES = [
@@ -57,3 +59,21 @@ PLANNER_CASES = [
     {'params': 1240000000.0, 'gpus': 27, 'global_batch_tokens': 67108864, 'seq_len': 65536, 'inter_node_gbps': 78.2, 'checkpoint_interval_min': 3.99},
     {'params': 16600000000.0, 'gpus': 2809, 'global_batch_tokens': 262144, 'seq_len': 4096, 'inter_node_gbps': 57.0, 'checkpoint_interval_min': 145.0, 'gpu': 'b200_192gb'},
 ]
+
+LLAMA3_405B = {'params': 405e9, 'layers': 126, 'hidden': 16384, 'heads': 128, 'kv_heads': 8, 'ffn_hidden': 79872,
+               'vocab': 128256, 'gpu': 'h100_80gb', 'inter_node_gbps': 400, 'dropout': False}
+
+LONG_CONTEXT_AND_MOE_CASES = [
+    dict(LLAMA3_405B, gpus=16384, seq_len=131072, global_batch_tokens=16777216),
+    dict(LLAMA3_405B, gpus=2048, seq_len=32768, global_batch_tokens=4194304),
+    {'params': 671e9, 'layers': 61, 'hidden': 7168, 'heads': 128, 'kv_heads': 128, 'ffn_hidden': 27648,
+     'vocab': 129280, 'experts': 256, 'experts_per_token': 8, 'expert_ffn_hidden': 3072, 'shared_experts': 1,
+     'dense_layers': 3, 'gpus': 2048, 'global_batch_tokens': 62914560, 'seq_len': 4096, 'gpu': 'h800_80gb',
+     'inter_node_gbps': 400, 'precision': 'fp8', 'dropout': False},
+    {'params': 141e9, 'layers': 56, 'hidden': 6144, 'heads': 48, 'kv_heads': 8, 'ffn_hidden': 24576, 'vocab': 32768,
+     'experts': 8, 'experts_per_token': 2, 'expert_ffn_hidden': 24576, 'gpus': 128, 'seq_len': 16384,
+     'global_batch_tokens': 16777216, 'gpu': 'h100_80gb', 'inter_node_gbps': 400},
+]
+
+PLANNER_CASES = PLANNER_CASES + LONG_CONTEXT_AND_MOE_CASES
+

@@ -2,7 +2,9 @@
 
 Pure standard library, so the same file runs in both interpreters. Every call
 builds a fresh Workload, as the page does on each slider move; all calls are
-pooled (repeats x cases) for the median and p95.
+pooled (repeats x cases) for the median and p95. recommend() is timed with the
+planner's caches dropped before each call (the full search); the slider walks
+keep them, as the page's worker does.
 """
 import json
 import statistics
@@ -14,21 +16,84 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def _forget():
+    """Drop every cache the planner keeps between calls (a fresh search each time)."""
+    from lab_core.planner import memory_table, reuse, space
+
+    reuse.clear()
+    space._SPACES.clear()
+    memory_table._TABLES.clear()
+
+
 def time_recommend(cases, repeat):
+    """recommend() with nothing reused from earlier calls: the full search."""
     from lab_core import Workload
     from lab_core.planner import recommend
 
     times, evaluated = [], []
     for case in cases:
-        recommend(Workload(**case))  # warm imports and caches once per case
+        recommend(Workload(**case))  # warm imports once per case
     for _ in range(repeat):
         for case in cases:
+            _forget()
             start = time.perf_counter()
             plan = recommend(Workload(**case))
             times.append((time.perf_counter() - start) * 1e3)
     for case in cases:
+        _forget()
         evaluated.append(recommend(Workload(**case)).search["plans_evaluated"])
     return times, evaluated
+
+
+def time_slider_walks(walks, session_config):
+    """The worker's work per slider move, by part, over drags of each slider
+    from each starting state (caches as the page has them: warm from the
+    moves before). Parts of the first answer (the quick search the page asks
+    for first): the planner (Workload + recommend), the plan as a dict, the
+    view (lab_view.render_result), the JSON the worker sends; and, for moves
+    whose first answer was provisional, the full search that refines it."""
+    from lab_core import Workload
+    from lab_core.planner import recommend
+    from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
+    from lab_view.view import render_result
+
+    catalog, kinds = session_config["catalog"], session_config["kinds"]
+    _forget()
+    parts = {"planner": [], "plan_dict": [], "view": [], "json": [], "total": [], "refine": []}
+    by_slider, evaluated, provisional = {}, [], 0
+    for walk in walks:
+        state = dict(walk["start"])
+        recommend(Workload(**state))  # the page had answered the starting state
+        for stop in walk["stops"]:
+            inputs = dict(state, **{walk["slider"]: stop})
+            t0 = time.perf_counter()
+            workload = Workload(**inputs)
+            # The page's first answer: the quick search (Session(quick=True)).
+            plan = recommend(workload, budget=QUICK_SEARCH_EVALUATIONS)
+            t1 = time.perf_counter()
+            result = {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),
+                      "plan": plan.to_dict()}
+            t2 = time.perf_counter()
+            view = render_result(result, result["plan"]["report"], catalog, kinds, ())
+            t3 = time.perf_counter()
+            json.dumps({"ok": True, "inputs": inputs, "view": view, "notes": []}, sort_keys=True)
+            t4 = time.perf_counter()
+            for name, a, b in (("planner", t0, t1), ("plan_dict", t1, t2), ("view", t2, t3), ("json", t3, t4),
+                               ("total", t0, t4)):
+                parts[name].append((b - a) * 1e3)
+            by_slider.setdefault(walk["slider"], []).append((t4 - t0) * 1e3)
+            evaluated.append(plan.search["plans_evaluated"])
+            if plan.provisional:
+                # The full search the page asks for when the reader stops (no view: timed like the planner part).
+                provisional += 1
+                t5 = time.perf_counter()
+                recommend(Workload(**inputs))
+                parts["refine"].append((time.perf_counter() - t5) * 1e3)
+    return {"parts": {name: summarize(values) for name, values in parts.items() if values},
+            "provisional": provisional, "moves": len(evaluated),
+            "by_slider": {name: summarize(values) for name, values in by_slider.items()},
+            "plans_evaluated": {"median": statistics.median(evaluated), "p95": percentile(evaluated, 0.95),
+                                "max": max(evaluated)}}
 
 
 def time_plan_json(cases, repeat):
@@ -37,6 +102,7 @@ def time_plan_json(cases, repeat):
     times = []
     for _ in range(repeat):
         for case in cases:
+            _forget()
             start = time.perf_counter()
             plan_json(case)
             times.append((time.perf_counter() - start) * 1e3)
@@ -74,4 +140,6 @@ def run_all(cases_json, repeat=5, evaluate_repeat=200):
     }
     if data.get("evaluate_cases"):
         out["evaluate"] = summarize(time_evaluate(data["evaluate_cases"], evaluate_repeat))
+    if data.get("slider_walks"):
+        out["slider_walks"] = time_slider_walks(data["slider_walks"], data["session_config"])
     return json.dumps(out)

@@ -120,6 +120,15 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
     + the embedding dropout mask (first stage) or the output layer (last),
     + the recompute working set. Sequence parallelism applies only with tp > 1.
     """
+    terms = stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch)
+    total = stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave)
+    return terms[0], total, terms[2]
+
+
+def stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch):
+    """(per layer, the stage's layers, working set) bytes of one micro-batch: the
+    parts of stage_activations that do not depend on the pipeline schedule (the
+    planner caches them per micro-batch size)."""
     sp = sequence_parallel and tp > 1
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
     b, h, a, f, r, drop = micro_batch, ctx.hidden, ctx.heads, ctx.ffn_hidden, ctx.kv_ratio, ctx.dropout
@@ -131,13 +140,21 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
         moe_layer, moe_working = moe_layer_activations(ctx, tokens, b, tp, sp, recompute)
         layers += stage.moe * moe_layer
         per_layer, working = max(per_layer, moe_layer), max(working, moe_working)
+    return per_layer, layers, working
+
+
+def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave):
+    """stage_activations' total from its terms: the layers for the in-flight
+    micro-batches, the embedding mask or output layer, the working set."""
+    tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
+    b, h = micro_batch, ctx.hidden
     in_flight = min(pp - stage.index, micro_batches)
-    total = layers * in_flight * interleave_multiplier(pp, interleave)
+    total = terms[1] * in_flight * interleave_multiplier(pp, interleave)
     if stage.embedding:
-        total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, drop)
+        total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)
     if stage.output:
         total += output_layer_bytes(tokens, b, h, ctx.vocab, tp)
-    return per_layer, total + working, working
+    return total + terms[2]
 
 
 def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):

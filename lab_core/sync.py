@@ -161,14 +161,7 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     use the hierarchical link model (comms.group_time: each GPU's NIC carries
     1/k of a node's traffic).
     """
-    t = par.tp
-    nvl, nic = ctx.nvlink_rate, ctx.nic_rate
-    layer = largest_layer_params(ctx.shape, t, par.ep)
-    embedding = ctx.vocab * ctx.hidden / t + ctx.seq_len * ctx.hidden
-    gather = group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0)
-    reduce = group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0)
-    gather_embedding = group_time(WEIGHT_BYTES * embedding, shard, shard_per_node, nvl, nic, 1.0)
-    reduce_embedding = group_time(ctx.grad_bytes * embedding, shard, shard_per_node, nvl, nic, 1.0)
+    gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, par.tp, par.ep, shard, shard_per_node)
     layers = mb.layers
     forward = gather_embedding + gather + (layers - 1) * excess(gather, mb.layer_forward)
     backward = layers * excess(gather + reduce, mb.layer_backward)
@@ -181,15 +174,18 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     return gather_total, gather_exposed, reduce_total, reduce_exposed
 
 
-def fsdp_unhidden_gathers(ctx, tp, dp):
-    """Seconds of the gathers fsdp_times never hides in one micro-batch: the
-    embedding unit and the first layer (full sharding over dp ranks)."""
-    per_node = ctx.gpus_per_node // tp if tp < ctx.gpus_per_node else 1
-    shard_per_node = min(per_node, dp)
-    layer = WEIGHT_BYTES * ctx.layer_params / tp
-    embedding = WEIGHT_BYTES * (ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden)
-    first = group_time(layer, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
-    return first + group_time(embedding, dp, shard_per_node, ctx.nvlink_rate, ctx.nic_rate, 1.0)
+def fsdp_unit_times(ctx, tp, ep, shard, shard_per_node):
+    """(gather, reduce, gather_embedding, reduce_embedding) seconds of fsdp_times'
+    units: the largest layer's 16-bit weights all-gathered and its gradients
+    reduce-scattered, and the same for the embedding unit, over `shard` ranks
+    (`shard_per_node` of them in a node). Also read by the planner's bounds."""
+    nvl, nic = ctx.nvlink_rate, ctx.nic_rate
+    layer = largest_layer_params(ctx.shape, tp, ep)
+    embedding = ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
+    return (group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0),
+            group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0),
+            group_time(WEIGHT_BYTES * embedding, shard, shard_per_node, nvl, nic, 1.0),
+            group_time(ctx.grad_bytes * embedding, shard, shard_per_node, nvl, nic, 1.0))
 
 
 def bucket_times(ctx, volume, ranks, ranks_per_node, factor):

@@ -7,12 +7,16 @@ label of a layout (the alternatives table). Words come from the catalog's
 def plan_sentences(par, texts):
     """What the plan ``par`` (Parallelism.to_dict()) uses, one sentence per part."""
     out = []
-    if par["tp"] * par["pp"] * par["dp"] == 1:
+    if par["tp"] * par.get("cp", 1) * par["pp"] * par["dp"] == 1:
         out.append(texts["single"])
     if par["dp"] > 1:
         out.append(texts["dp_zero%d" % par["zero"]].format(dp=f"{par['dp']:,}"))
     if par["tp"] > 1:
         out.append(texts["tp"].format(tp=par["tp"]))
+    if par.get("cp", 1) > 1:
+        out.append(texts["cp"].format(cp=f"{par['cp']:,}"))
+    if par.get("ep", 1) > 1:
+        out.append(texts["ep"].format(ep=f"{par['ep']:,}"))
     if par["pp"] > 1:
         key = "pp_interleaved" if par.get("interleave", 1) > 1 else "pp"
         out.append(texts[key].format(pp=par["pp"], v=par.get("interleave", 1)))

@@ -9,6 +9,7 @@ import json
 
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.planner.api import plan_json
+from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 
 from .quantities import QuantityError, format_quantity
 from .typed import parse_typed
@@ -76,11 +77,11 @@ class Session:
                 return None, notes, error
         return merged, notes, None
 
-    def _plan(self, inputs, merged, typed, notes, lenient):
+    def _plan(self, inputs, merged, typed, notes, lenient, budget=None):
         """plan_json of ``merged``; when ``lenient``, each input the model
         rejects is reported and put back to its value in ``inputs``."""
         for _ in range(len(typed or {}) + 1):
-            result = plan_json(merged)
+            result = plan_json(merged, budget=budget)
             if result["ok"]:
                 return result, None
             error = render_error(result["error"], self.catalog, self.kinds)
@@ -91,29 +92,35 @@ class Session:
             merged[name] = inputs.get(name)
         return None, error
 
-    def evaluate(self, inputs, typed=None, lenient=False):
-        """Return ``{"ok", "inputs", "view", "notes"}`` or ``{"ok": False, "inputs", "error"}``.
+    def evaluate(self, inputs, typed=None, lenient=False, quick=False):
+        """Return ``{"ok", "inputs", "view", "notes", "provisional"}`` or ``{"ok": False, "inputs", "error"}``.
 
-        ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped."""
+        ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped.
+        ``quick``: the planner stops after QUICK_SEARCH_EVALUATIONS plans once one
+        fits; ``provisional`` is then True when that cut the search short (the
+        page shows the answer as refining and asks again without ``quick``)."""
         merged, notes, error = self._parse_typed(inputs, typed, lenient)
         if error is None:
-            result, error = self._plan(inputs, merged, typed, notes, lenient)
+            budget = QUICK_SEARCH_EVALUATIONS if quick else None
+            result, error = self._plan(inputs, merged, typed, notes, lenient, budget)
         if error is not None:
             return {"ok": False, "inputs": inputs, "error": error}
         plan = result["plan"]
         report = plan["report"]
         decisions = _decision_keys(plan)
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
-        self.previous = decisions
+        if not plan["provisional"]:
+            self.previous = decisions  # what changed is judged against the last final answer
         view = render_result(result, report, self.catalog, self.kinds, changed)
-        return {"ok": True, "inputs": merged, "view": view, "notes": notes}
+        return {"ok": True, "inputs": merged, "view": view, "notes": notes, "provisional": plan["provisional"]}
 
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
         result (the page keeps its last good state) instead of killing the worker."""
         request = json.loads(request_json)
         try:
-            result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")))
+            result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")),
+                                   bool(request.get("quick")))
         except Exception as err:  # noqa: BLE001 - reported to the reader, never swallowed silently
             result = {"ok": False, "inputs": request.get("inputs", {}),
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}

@@ -19,7 +19,8 @@ from .plural import counted
 from .quantities import format_quantity
 from .schedule import render_schedule
 
-PLAN_KEYS = ("tp", "pp", "dp", "zero", "recompute", "sequence_parallel", "micro_batch", "micro_batches", "interleave")
+PLAN_KEYS = ("tp", "cp", "pp", "stage_layers", "dp", "ep", "zero", "recompute", "sequence_parallel", "micro_batch",
+             "micro_batches", "interleave")
 FIGURE_KEYS = ("tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "interruptions", "checkpoint",
                "optimal_checkpoint", "goodput")
 DIAGRAM_PARTS = {  # page part -> planner diagram entry
@@ -54,9 +55,11 @@ def render_error(error, catalog, kinds):
     spec = SPEC_BY_NAME.get(name)
     low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
     examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
+    # Inputs have a range in the reader's words; other fields (pins) carry their allowed values.
+    allowed = allowed_range(name, catalog, kinds) if spec is not None else error.get("allowed", "")
     return {
         "field": name,
-        "text": template.format(field=label, value=error["value"], allowed=allowed_range(name, catalog, kinds),
+        "text": template.format(field=label, value=error["value"], allowed=allowed,
                                 low=low, high=high, examples=examples),
     }
 
@@ -148,10 +151,40 @@ def _meters(plan, report, catalog):
     return meters
 
 
+def grid_extras(par, catalog):
+    """What a "TP × PP × DP" text adds for context and expert parallelism (" × CP 2", ", EP 64")."""
+    texts = catalog["lab"]["grid_extras"]
+    out = ""
+    if par.get("cp", 1) > 1:
+        out += texts["cp"].format(cp=f"{par['cp']:,}")
+    if par.get("ep", 1) > 1:
+        out += texts["ep"].format(ep=f"{par['ep']:,}")
+    return out
+
+
+def _stage_layers(par, report, catalog):
+    """Layers per pipeline stage: one number, or first / middle / last for an uneven split."""
+    layers = report["shape"]["layers"]
+    first, last, pp = par.get("first_stage_layers", 0), par.get("last_stage_layers", 0), par["pp"]
+    if pp == 1 or not (first or last):
+        return f"{layers // pp:,}"
+    first, last = first or None, last or None
+    if pp == 2:
+        first, last = first or layers - last, last or layers - first
+        middle = None
+    else:
+        others = (pp - 2) + (first is None) + (last is None)
+        middle = (layers - (first or 0) - (last or 0)) // others
+        first, last = first or middle, last or middle
+    text = catalog["lab"]["stage_layers"]["pp2" if middle is None else "uneven"]
+    return text.format(first=f"{first:,}", middle="" if middle is None else f"{middle:,}", last=f"{last:,}")
+
+
 def _plan_items(par, report, catalog):
     terms = catalog["lab"]["terms"]
     return {
-        "tp": str(par["tp"]), "pp": str(par["pp"]), "dp": f"{par['dp']:,}",
+        "tp": str(par["tp"]), "cp": str(par.get("cp", 1)), "pp": str(par["pp"]),
+        "stage_layers": _stage_layers(par, report, catalog), "dp": f"{par['dp']:,}", "ep": str(par.get("ep", 1)),
         "zero": str(par["zero"]), "recompute": terms[par["recompute"]],
         "sequence_parallel": terms["yes" if par["sequence_parallel"] else "no"],
         "micro_batch": str(par["micro_batch"]), "micro_batches": f"{int(report['time']['micro_batches']):,}",
@@ -210,7 +243,7 @@ def _diagram(plan, catalog):
         state = "off" if not entry["active"] else ("hot" if entry["level"] == "critical" else "on")
         parts[part] = {"state": state, "text": _part_text(part, entry, texts, units, plan["fits"])}
     if plan["fits"]:
-        label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}")
+        label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}") + grid_extras(par, catalog)
     else:
         label = texts["mesh_nofit"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog))
     axes = {dim: texts["axes"][dim].format(n=f"{par[dim]:,}") for dim in ("dp", "pp", "tp")}
@@ -225,7 +258,9 @@ def _decisions(plan, catalog, changed):
     cards = []
     for decision in plan["decisions"]:
         texts = catalog["decisions"][decision["id"]]
-        numbers = format_numbers(decision["numbers"], catalog)
+        numbers = _with_min_extras(format_numbers(decision["numbers"], catalog), plan.get("no_fit") or {}, catalog)
+        # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
+        numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         choice = texts["options"][decision["option"]].format(**numbers)
         why = texts["reasons"][decision["reason"]].format(**numbers)
         is_changed = decision["id"] in changed
@@ -244,7 +279,7 @@ def _alternatives(plan, catalog):
     for alt in plan["alternatives"]:
         par = alt["parallelism"]
         layout = texts["layout"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}", zero=par["zero"],
-                                        recompute=catalog["lab"]["terms"][par["recompute"]])
+                                        recompute=catalog["lab"]["terms"][par["recompute"]], extras=grid_extras(par, catalog))
         numbers = format_numbers({k: v for k, v in alt.items() if not isinstance(v, dict)}, catalog)
         why = texts["reasons"][alt["reason"]].format(**numbers)
         rows.append(f'<tr><th scope="row">{escape(layout_label(alt["layout"], catalog["lab"]["layouts"]))}</th>'
@@ -295,11 +330,16 @@ def _min_layout(no_fit):
     return {"min_tp": layout.get("tp"), "min_pp": layout.get("pp"), "min_dp": layout.get("dp")}
 
 
+def _with_min_extras(numbers, no_fit, catalog):
+    """Formatted numbers plus min_extras: the smallest fitting layout's CP / EP, if any."""
+    return dict(numbers, min_extras=grid_extras(no_fit.get("min_gpus_layout") or {}, catalog))
+
+
 def _no_fit(plan, catalog):
     no_fit = plan.get("no_fit")
     if not no_fit:
         return ""
-    numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
+    numbers = _with_min_extras(format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog), no_fit, catalog)
     key = "nofit" if no_fit.get("min_gpus") else "nofit_anywhere"
     return catalog["lab"][key].format(**numbers)
 
@@ -311,7 +351,7 @@ def _stage(plan, catalog):
         texts = catalog["lab"]
         no_fit = plan["no_fit"]
         if no_fit.get("min_gpus_stage"):
-            numbers = format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog)
+            numbers = _with_min_extras(format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog), no_fit, catalog)
             text = texts["nofit_stage"].format(stage=catalog["stages"][no_fit["min_gpus_stage"]]["title"], **numbers)
         else:
             text = _no_fit(plan, catalog)

@@ -1,19 +1,27 @@
-"""plan_json(inputs) -> dict: JSON in, JSON out, for the page's worker and the build.
+"""plan_json(inputs, pins=None) -> dict: JSON in, JSON out, for the page's worker, the build and the CLI.
 
 Never raises: bad input gives {"ok": False, "error": LabInputError.to_dict()};
 otherwise {"ok": True, "workload": ..., "shape": ..., "plan": Plan.to_dict()}.
+budget: recommend()'s (a quick, possibly provisional answer).
+Pins (pins.py) come as the `pins` argument or as inputs["pins"]; a bad pin is
+an error result naming the field, e.g. {"field": "tp", "value": 3,
+"allowed": "1, 2, 4, 8", "reason": "inconsistent", ...}.
 """
 from ..errors import LabInputError
 from ..workload import Workload
 from .recommend import recommend
 
 
-def plan_json(inputs):
+def plan_json(inputs, pins=None, budget=None):
     try:
         if not isinstance(inputs, dict):
             raise LabInputError("workload", repr(inputs), "an object of named inputs", "not_an_object")
-        workload = Workload.from_dict(dict(inputs))
-        plan = recommend(workload)
+        inputs = dict(inputs)
+        if "pins" in inputs:
+            given = inputs.pop("pins")
+            pins = given if pins is None else dict(given or {}, **pins)
+        workload = Workload.from_dict(inputs)
+        plan = recommend(workload, pins, budget)
     except LabInputError as err:
         return {"ok": False, "error": err.to_dict()}
     return {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),

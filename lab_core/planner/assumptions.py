@@ -69,3 +69,22 @@ CHECKPOINT_NEAR_OPTIMUM_FACTOR = 1.5
 # Upper end of the smallest-GPU-count search for a model that fits nowhere
 # else (twice the slider maximum). TEACHING ASSUMPTION.
 MAX_GPUS_SEARCHED = 65536
+
+# Context parallelism is searched only for sequences of at least this many
+# tokens (with flash attention). Megatron-Core's parallelism guide names
+# context parallelism the tool for "long sequences (8K+ tokens)" (Megatron Core
+# developer guide, "Parallelism Strategies Guide"); NeMo's Llama 3 recipes use
+# CP 2 from 8,192 tokens (content/validation/end_to_end.yaml). TEACHING
+# ASSUMPTION: the threshold of that guide.
+CP_MIN_SEQ_LEN = 8192
+
+# Largest context-parallel degree searched (powers of two up to it). Llama 3
+# trained 128K-token sequences with CP 16 (arXiv:2407.21783 Table 4); 32 leaves
+# one step beyond. TEACHING ASSUMPTION.
+CP_MAX = 32
+
+# The lab's first answer to a slider move: the search stops after this many
+# evaluated plans once one fits, the page shows that plan as "refining…" and
+# asks for the full search right after (issue 19: an answer within one frame).
+# Not a teaching assumption: a speed setting with no effect on the final plan.
+QUICK_SEARCH_EVALUATIONS = 24

@@ -1,47 +1,43 @@
-"""Cheap predictions the search uses to skip layouts without evaluating them.
+"""Cheap predictions the search uses to skip plans without evaluating them.
 
-Memory comes from the model's own per-GPU functions (lab_core.gpu_memory),
-so the planner's memory prediction is evaluate()'s figure by construction.
-The step-time bound (StepBound) is extrapolated from one evaluated probe of
-each layout, so the planner can rule a candidate out in about a microsecond.
-Bounds only ever *skip* work: every plan the planner returns comes from
-evaluate(). tests/planner/test_planner_bounds.py checks that the time bound
-never exceeds evaluate()'s step time, so a model change that breaks it shows up there.
+Memory comes from the model's own per-GPU functions (lab_core.gpu_memory:
+stage_params, state_parts, stage_activations, per kind of stage of the grid's
+split, with its cp and ep), so the planner's memory prediction is evaluate()'s
+figure by construction. The step-time bound (StepBound) is extrapolated from
+one evaluated probe of each grid, so the planner can rule a candidate out in
+about a microsecond. Bounds only ever *skip* work: every plan the planner
+returns comes from evaluate(). tests/planner/test_planner_bounds.py checks
+that memory is exact and that the time bound never exceeds evaluate()'s step
+time, so a model change that breaks either shows up there.
 """
 from .. import calibration as cal
 from ..comms import size_efficiency
-from ..gpu_memory import stage_activations, stage_params, stages, state_parts
-from ..sync import fsdp_unhidden_gathers, zero3_times
-from ..step_time import output_layer_times
+from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
+from ..gpu_memory import stage_params
+from .memory_table import table_for
+from ..sync import fsdp_unit_times, optimizer_time, zero3_times
+from ..step_time import expert_alltoall_times, output_layer_times
 
-__all__ = ("StepBound", "activation_bytes", "fits", "plan_memory", "stage_activation_bytes", "stage_state_bytes",
-           "state_bytes")
+__all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
+           "stage_state_bytes", "state_bytes")
 
-
-def _even_stages(ctx, pp):
-    per_stage = ctx.layers // pp
-    experts = ctx.shape.experts
-    return stages(pp, per_stage, per_stage, per_stage, None if experts is None else experts.dense_layers)
-
-
-def stage_state_bytes(ctx, tp, pp, dp, zero, ep=1):
-    """Training state of each kind of stage of an even split (gpu_memory.stages order)."""
-    out = []
-    for stage in _even_stages(ctx, pp):
-        shared, expert = stage_params(ctx, tp, stage, pp, ep)
-        weights, grads, optimizer = state_parts(ctx, tp, shared, dp, zero, expert, tp * dp // ep, ep)
-        out.append(weights + grads + optimizer)
-    return tuple(out)
+def grid_stages(ctx, grid):
+    """The kinds of stage of the grid's pipeline split (gpu_memory.stages)."""
+    return table_for(ctx).kinds(grid)
 
 
-def stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel=None):
+def stage_state_bytes(ctx, grid, zero):
+    """Training state of each kind of stage (grid_stages order), as gpu_memory.memory_of counts it:
+    shared weights sharded over the dp x cp ranks, experts over the tp cp dp / ep ranks."""
+    return table_for(ctx).states(grid, zero)
+
+
+def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel=None):
     """Activations of each kind of stage (gpu_memory.stage_activations) of a plan
-    with micro-batch b on dp replicas. Sequence parallelism is on whenever
+    with micro-batch b on the grid's dp replicas. Sequence parallelism is on whenever
     tp > 1 unless sequence_parallel says otherwise (the planner's rule, see search.py)."""
-    micro_batches = ctx.batch_sequences // dp // micro_batch
-    sp = tp > 1 if sequence_parallel is None else sequence_parallel
-    return tuple(stage_activations(ctx, tp, 1, pp, stage, recompute, sp, micro_batch, micro_batches, interleave)[1]
-                 for stage in _even_stages(ctx, pp))
+    sp = grid.tp > 1 if sequence_parallel is None else sequence_parallel
+    return table_for(ctx).activations(grid, recompute, micro_batch, interleave, sp and grid.tp > 1)
 
 
 def fits(states, activations):
@@ -49,90 +45,425 @@ def fits(states, activations):
     return max(a + b for a, b in zip(states, activations))
 
 
-def plan_memory(ctx, tp, pp, dp, zero, recompute, micro_batch, interleave, sequence_parallel=None):
-    """evaluate()'s memory_bytes of an even-split plan, without evaluating it."""
-    return fits(stage_state_bytes(ctx, tp, pp, dp, zero),
-                stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel))
+def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):
+    """evaluate()'s memory_bytes of a plan on `grid`, without evaluating it."""
+    return fits(stage_state_bytes(ctx, grid, zero),
+                stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel))
 
 
-def state_bytes(ctx, tp, pp, dp, zero):
+def floor_memory(ctx, grid):
+    """The least memory any plan of the grid uses: the most ZeRO sharding it
+    allows, full recompute, micro-batch 1, no interleaving."""
+    return plan_memory(ctx, grid, 3 if grid.shards else 0, "full", 1, 1)
+
+
+def state_bytes(ctx, grid, zero):
     """The largest training state of any stage (for the page's numbers)."""
-    return max(stage_state_bytes(ctx, tp, pp, dp, zero))
+    return max(stage_state_bytes(ctx, grid, zero))
 
 
-def activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel=None):
+def activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel=None):
     """The largest activations of any stage (for the page's numbers)."""
-    return max(stage_activation_bytes(ctx, tp, pp, dp, recompute, micro_batch, interleave, sequence_parallel))
+    return max(stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel))
+
+
+def _sync_params(ctx, grid):
+    """(shared, expert) parameters of the stage whose GPU holds the most (gpu_memory.memory_of's sync_params)."""
+    best = (0.0, 0.0)
+    for stage in grid_stages(ctx, grid):
+        shared, expert = stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)
+        if shared + expert > best[0] + best[1]:
+            best = (shared, expert)
+    return best
+
+
+def _optimizer_s(ctx, grid, zero):
+    """sync.py's optimizer step of the grid at a ZeRO stage (modern: shared and
+    expert state each over its own ranks; 2021 stack: all over dp x cp)."""
+    shared, expert = _sync_params(ctx, grid)
+    ranks = grid.dp * grid.cp
+    if not ctx.modern:
+        return optimizer_time(ctx, shared + expert, ranks, zero)
+    out = optimizer_time(ctx, shared, ranks, zero)
+    if expert:
+        out += optimizer_time(ctx, expert, grid.expert_ranks, zero)
+    return out
+
+
+def _stage_layers(grid, layers, kind):
+    first, middle, last = grid.split(layers)
+    return {"first": first, "middle": middle, "last": last}[kind]
+
+
+def _smallest_gemm_rows(ctx, grid):
+    """Rows of the smallest GEMM one sequence gives a GPU (the one whose rate a
+    larger micro-batch can raise the most): the s / cp tokens; with mixture of
+    experts the router's tokens / t and each routed expert's ep (s / cp / t) k / E
+    (efficiency.moe_layer_gemm_seconds)."""
+    rows = ctx.seq_len / grid.cp
+    experts = ctx.shape.experts
+    if experts is not None:
+        per_rank = rows / grid.tp
+        routed = grid.ep * per_rank * experts.per_token / experts.count
+        rows = min(rows, per_rank, routed)
+    return rows
+
+
+# Exact sums rebuilt from parts may round above the model's own; bounds give this much away.
+_ROUNDING = 1.0 - 1e-9
+
+
+def _gemm_s(ctx, grid, b, moe=False):
+    """One layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind):
+    a dense layer's, or with moe a mixture-of-experts layer's at the grid's ep."""
+    tokens = b * ctx.seq_len / grid.cp
+    if moe:
+        seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
+                                         ctx.shape.experts, grid.ep)
+    else:
+        seconds = layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
+                                     grid.tp)
+    return seconds / ctx.compute_factor
+
+
+def _stage_gemm_s(ctx, grid, stage, b):
+    """A stage's forward GEMM seconds for a micro-batch of b: its dense and mixture-of-experts layers."""
+    out = stage.dense * _gemm_s(ctx, grid, b) if stage.dense else 0.0
+    if stage.moe:
+        out += stage.moe * _gemm_s(ctx, grid, b, moe=True)
+    return out
+
+
+class _Compute:
+    """Compute seconds per sequence of one stage at any micro-batch.
+
+    From the probe (b = 1): `base` the stage's compute per sequence without
+    its per-layer pass overheads, `replay` what full recompute adds. A layer
+    runs its forward GEMMs three times (forward, and twice that in the
+    backward; timing.layer_times) and once more in a full replay, each at the
+    rate of its own shape (efficiency.layer_gemm_seconds,
+    moe_layer_gemm_seconds); the output layer at its bf16 rate
+    (step_time.output_layer_times); with flash attention, attention and
+    element-wise work are linear in b. So the stage's compute at b is the
+    probe's with the GEMMs swapped for their time at b (exact). Without flash
+    attention (attention at the GEMM rate of its shape) the bound scales the
+    probe's by the most a GEMM's efficiency can grow, (r + T0 / b) / (r + T0)
+    for its smallest GEMM of r rows (efficiency.gemm_efficiency).
+    """
+
+    __slots__ = ("ctx", "grid", "stage", "base", "replay", "exact", "gemm_1", "rows", "token_scale", "memo")
+
+    def __init__(self, ctx, grid, base, replay, stage):
+        self.ctx, self.grid, self.stage = ctx, grid, stage
+        self.base, self.replay = base, replay
+        self.memo = {}
+        self.exact = ctx.flash
+        if self.exact:
+            self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
+            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+            self.base = base - 3.0 * self.gemm_1 - logits[0] - logits[1]
+            self.replay = replay - self.gemm_1
+        self.rows = _smallest_gemm_rows(ctx, grid)
+        self.token_scale = cal.GEMM_TOKEN_SCALE[ctx.device.id]
+
+    def per_sequence(self, b, full):
+        """Seconds per sequence at micro-batch b, never above the model's."""
+        if not self.exact:
+            speedup = (self.rows + self.token_scale / b) / (self.rows + self.token_scale)
+            return (self.base + (self.replay if full else 0.0)) * speedup
+        found = self.memo.get((b, full))
+        if found is None:
+            gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
+            out = self.base + 3.0 * gemm
+            if self.stage.output:
+                logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
+                out += (logits[0] + logits[1]) / b
+            if full:
+                out += self.replay + gemm
+            found = self.memo[(b, full)] = out * _ROUNDING
+        return found
+
+
+class _ExpertPlan:
+    """The fields step_time.expert_alltoall_times reads from a plan."""
+
+    __slots__ = ("tp", "cp", "ep", "micro_batch", "recompute")
+
+    def __init__(self, grid, micro_batch, recompute):
+        self.tp, self.cp, self.ep, self.micro_batch, self.recompute = grid.tp, grid.cp, grid.ep, micro_batch, recompute
+
+
+def _expert_exchange_s(ctx, grid, b, recompute):
+    """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
+    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own)."""
+    if grid.ep == 1:
+        return 0.0
+    return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
+
+
+class _ContextParallel:
+    """The context-parallel exchange of the probe's stage at any micro-batch.
+
+    step_time.context_parallel_times: per layer, cp - 1 ring steps each send
+    a block (2 b s/cp h r / t 16-bit values, forward; twice backward) behind
+    an attention block; a step exposes max(0, send - attention), and the
+    modern stack pays COMM_CONTENTION on the hidden part. A micro-batch of b
+    sends b blocks at the bus bandwidth of that size (comms.size_efficiency)
+    and its attention grows b-fold. The probe (b = 1) gives the send and
+    attention times; seconds(b) is then the model's figure for that stage.
+    """
+
+    __slots__ = ("layers", "steps", "send", "block", "attention", "contention")
+
+    def __init__(self, ctx, grid, probe, sequences, layers):
+        cp = grid.cp
+        self.layers = layers
+        self.steps = 3.0 * (cp - 1)
+        total = probe.cp_comm_total_s / (sequences * layers)
+        exposed = probe.cp_comm_s / (sequences * layers)
+        self.contention = cal.COMM_CONTENTION if ctx.modern else 0.0
+        self.send = total / self.steps
+        self.block = 2.0 * 2.0 * (ctx.seq_len / cp) * ctx.hidden * ctx.kv_ratio / grid.tp
+        unhidden = (exposed - self.contention * total) / (1.0 - self.contention)
+        # Exposed steps give the attention time; none exposed: at least the send (no exposure at any b).
+        self.attention = self.send - unhidden / self.steps if unhidden > 0.0 else self.send
+
+    def seconds(self, b):
+        """Exposed seconds of one micro-batch of b sequences on the stage."""
+        send = self.send * b * size_efficiency(self.block) / size_efficiency(self.block * b)
+        attention = self.attention * b
+        exposed = self.steps * (send - attention) if send > attention else 0.0
+        return self.layers * ((1.0 - self.contention) * exposed + self.contention * self.steps * send)
+
+
+class _Fsdp:
+    """ZeRO-3 on the modern stack (sync.fsdp_times) at a given busy time.
+
+    Per micro-batch the embedding unit and the first layer's gather are
+    exposed; each later layer's gather hides behind the layer before's
+    forward x, and its gather and gradient reduce-scatter behind its
+    backward y; the last unit's reduce-scatter is exposed; the modern stack
+    pays COMM_CONTENTION on what hides. A layer's x + y is at most the busy
+    time of a micro-batch over the stage's layers of its heavier kind; the
+    least exposure for that room fills y first (its excess counts once per
+    layer, x's once less). The stage with the fewest layers bounds them all
+    (exposure grows with the layer count).
+    """
+
+    __slots__ = ("gather", "reduce", "gather_embedding", "reduce_embedding", "layers", "heavier_layers",
+                 "contention")
+
+    def __init__(self, ctx, grid, units):
+        self.gather, self.reduce, self.gather_embedding, self.reduce_embedding = units
+        kinds = grid_stages(ctx, grid)
+        self.layers = min(stage.layers for stage in kinds)
+        self.heavier_layers = min(stage.moe if stage.moe else stage.layers for stage in kinds)
+        self.contention = cal.COMM_CONTENTION
+
+    def seconds(self, B, m):
+        """Exposed ZeRO-3 seconds of a step of m micro-batches whose busy time is B."""
+        g, r, L = self.gather, self.reduce, self.layers
+        room = B / m / self.heavier_layers
+        y = room if room < g + r else g + r
+        x = room - y
+        exposed = (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
+                   + self.reduce_embedding)
+        total = 2.0 * L * g + self.gather_embedding + L * r + self.reduce_embedding
+        return m * ((1.0 - self.contention) * exposed + self.contention * total)
+
+    def break_points(self, m):
+        """Busy times where seconds() changes slope."""
+        scale = m * self.heavier_layers
+        return (scale * (self.gather + self.reduce), scale * (2.0 * self.gather + self.reduce))
+
+
+def shared_floor_applies(ctx):
+    """Whether SharedFloor holds for the workload: flash attention and layers all of one kind."""
+    experts = ctx.shape.experts
+    return ctx.flash and (experts is None or not experts.dense_layers)
+
+
+class SharedFloor:
+    """A lower bound on the step of every plan of every grid with one tp, cp
+    and ep, from one probe of one of them, for models whose layers are all
+    of one kind (dense, or mixture of experts without dense layers;
+    shared_floor_applies) and flash attention.
+
+    The probe's slowest stage gives one layer's compute per sequence (its
+    compute less the output layer's, step_time.output_layer_times, over its
+    layers; at micro-batch b with the GEMMs at their rate for b, as in
+    _Compute), TP time and context-parallel exchange; a grid's stage of L
+    layers then has L of each, plus the output layer on the last stage. Each
+    stage's busy time is a lower bound for the slowest stage's, so the
+    largest of them is one; the rest is as StepBound.floor (least at the
+    largest micro-batch; no bubble, no exposed sync). It lets the search rule
+    out a grid before evaluating any plan of it.
+    """
+
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp", "parts")
+
+    def __init__(self, ctx, grid, probe):
+        sequences = ctx.batch_sequences // grid.dp
+        stage = next(k for k in grid_stages(ctx, grid) if k.kind == probe.bottleneck_stage)
+        layers = stage.layers
+        overhead = cal.LAYER_PASS_OVERHEAD_S
+        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+        moe = ctx.shape.experts is not None
+        gemm = _gemm_s(ctx, grid, 1, moe)
+        # One layer per sequence without its forward GEMMs (three times in a
+        # step, once more in a full replay; see _Compute) and pass overheads.
+        per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences
+        self.layer_s = (per_sequence - forward - backward) / layers - 2.0 * overhead - 3.0 * gemm
+        replay = ((probe.forward_s - probe.recompute_s) / sequences - forward) / layers - overhead
+        self.replay_s = (replay if replay > 0.0 else 0.0) - gemm
+        tokens = ctx.seq_len / grid.cp
+        self.tp_message_bytes = 2.0 * tokens * ctx.hidden
+        self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
+                                  if grid.tp > 1 else 0.0)
+        self.tp_overlap_steps = grid.tp if ctx.tp_overlap and grid.tp > 1 else 1
+        self.parts = {}
+        self.cp = None
+        if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
+            self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
+            self.cp.layers = 1  # one layer's exchange; each stage has L of them
+
+    def _per_sequence_parts(self, ctx, grid, b):
+        """(one layer's forward GEMM seconds, the output layer's seconds) per sequence at b, memoised."""
+        key = (grid.ep, b)
+        found = self.parts.get(key)
+        if found is None:
+            forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
+            found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
+                                       (forward + backward) / b)
+        return found
+
+    def least(self, ctx, grid, rows, recompute="none"):
+        """Seconds no plan of `grid` beats, over its micro-batch rows
+        [(b, largest interleave at b)]: the least over b of the busy time plus
+        the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step."""
+        best = None
+        for b, v in rows:
+            busy = self.floor(ctx, grid, b, recompute, optimizer=False)
+            step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
+            if best is None or step < best:
+                best = step
+        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+
+    def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
+        """Seconds no plan of `grid` with a micro-batch of at most
+        `largest_micro_batch` (recomputing fully, with recompute="full") beats."""
+        b = largest_micro_batch
+        sequences = ctx.batch_sequences // grid.dp
+        m = sequences // b
+        gemm, logits = self._per_sequence_parts(ctx, grid, b)
+        layer = self.layer_s + 3.0 * gemm
+        overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
+        if recompute == "full":
+            layer += self.replay_s + gemm
+            overhead += cal.LAYER_PASS_OVERHEAD_S
+        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) / self.tp_overlap_steps
+              if self.tp_s_at_asymptote else 0.0)
+        exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
+        if ctx.shape.experts is not None:
+            # Every layer is a mixture of experts here (shared_floor_applies).
+            exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
+        busy = 0.0
+        for stage in grid_stages(ctx, grid):
+            L = stage.layers
+            compute = (L * layer + (logits if stage.output else 0.0)) * _ROUNDING
+            stage_busy = sequences * compute + m * L * overhead + L * (tp + exchange)
+            if stage_busy > busy:
+                busy = stage_busy
+        if not optimizer:
+            return busy
+        return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
 
 
 class StepBound:
-    """Lower bound on step time for any plan of one (tp, pp, dp) layout.
+    """Lower bound on step time for any plan of one grid.
 
-    Built from one evaluated probe of the layout (micro-batch 1, no recompute,
-    no interleaving, ZeRO-1 when dp > 1). The model's step time is
-      m x max(micro, sends) + (p - 1)/v x (micro + sends) + exposed DP
+    Built from one evaluated probe of the grid (micro-batch 1, no recompute,
+    no interleaving, ZeRO-1 when the grid has ranks to shard over). The
+    model's step time is
+      m x max(busy, sends) + (p - 1)/v x (busy + sends) + exposed DP
       + exposed ZeRO-3 + optimizer
-    (arXiv:2104.04473 Sec 2.2 for the bubble). Compute per sequence is at
-    least the probe's scaled by its GEMM efficiency over the asymptotic one
-    (efficiency.gemm_efficiency only grows with the micro-batch), plus a fixed
-    per-layer overhead per micro-batch; TP and pipeline messages grow with b
-    and reach a higher fraction of bus bandwidth (comms.size_efficiency);
-    overlapped TP exposes at least one ring step of t; recompute adds time to
-    every micro-batch. Exposed DP time (ZeRO 0-2) is at least the collective
-    minus the largest window any plan could give it: computed with the
-    probe's per-sequence time, an upper bound on any micro-batch's. That
-    mixes bounds soundly because a second of compute adds m >= 1 seconds to
-    the steps and hides at most one (the 2021 stack hides DP_OVERLAP_FRACTION
-    < 1). Exposed ZeRO-3 time is at least the gathers that are never hidden
-    (2021 stack: plus the rest minus DP_OVERLAP_FRACTION of the compute).
+    (arXiv:2104.04473 Sec 2.2 for the bubble), with busy the slowest stage's.
+    The bound follows the probe's slowest stage S: every plan's slowest stage
+    is at least as busy as S, and the parts below are monotone in it.
+    Compute per sequence is at least the probe's scaled by the most its GEMM
+    efficiency can grow at micro-batch b (efficiency.gemm_efficiency; the
+    smallest GEMM of the layer bounds the gain), plus a fixed per-layer
+    overhead per micro-batch; TP and pipeline messages
+    grow with b and reach a higher fraction of bus bandwidth
+    (comms.size_efficiency); overlapped TP exposes at least one ring step of
+    t; recompute adds time to every micro-batch; the context-parallel
+    exchange is the model's (_ContextParallel), and so is the expert-parallel
+    all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
+    least the collective minus the window of one micro-batch, which is at
+    most the busy time per micro-batch (twice that with experts on the
+    modern stack: the shared and the expert gradients each hide behind it).
+    Exposed ZeRO-3 time follows the modern stack's per-layer prefetch
+    (_Fsdp); on the 2021 stack it is at least the gathers that are never
+    hidden plus the rest minus DP_OVERLAP_FRACTION of the compute. step()
+    combines these with the busy time at its least (see there).
     """
 
-    __slots__ = ("sequences_per_replica", "pp", "dp", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
-                 "compute_s_per_sequence", "compute_s_per_sequence_high", "forward_overhead_s",
-                 "full_recompute_s_per_sequence", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
+    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
+                 "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
-                 "zero3_unhidden_s", "zero3_rest_s")
+                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s")
 
-    def __init__(self, ctx, tp, pp, dp, probe):
+    def __init__(self, ctx, grid, probe):
+        """probe: the Report of the grid at micro-batch 1, no recompute, no
+        interleaving, ZeRO-1 when the grid shards (ZeRO-0 otherwise), sequence
+        parallelism on when tp > 1."""
+        tp, pp, dp, cp = grid.tp, grid.pp, grid.dp, grid.cp
         sequences = ctx.batch_sequences // dp
-        layer_overhead = ctx.layers / pp * cal.LAYER_PASS_OVERHEAD_S
+        kind = probe.bottleneck_stage
+        layer_overhead = _stage_layers(grid, ctx.layers, kind) * cal.LAYER_PASS_OVERHEAD_S
         self.sequences_per_replica = sequences
         self.pp = pp
-        self.dp = dp
+        self.syncs = grid.shards
         self.modern = ctx.modern
         self.tp_overlap_steps = tp if ctx.tp_overlap and tp > 1 else 1
         # Fixed per-layer pass overheads of one micro-batch: forward and backward.
         self.forward_overhead_s = layer_overhead
         self.overhead_s_per_micro_batch = 2.0 * layer_overhead
-        # Per-sequence time (GEMMs, element-wise, logits, flash recompute) at the
-        # probe's micro-batch of one, the slowest any micro-batch runs, and
-        # scaled to the asymptotic GEMM efficiency, the fastest.
-        speedup_limit = 1.0 / (1.0 + cal.GEMM_TOKEN_SCALE[ctx.device.id] / ctx.seq_len)
+        # Per-sequence time (GEMMs, element-wise, logits, flash recompute) of
+        # the probe's stage, and what a full replay of each layer's forward
+        # (not the logits) adds instead of flash attention's attention-only replay.
+        stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
-        self.compute_s_per_sequence_high = per_sequence
-        self.compute_s_per_sequence = per_sequence * speedup_limit
-        # Full recompute replays each layer's forward (not the logits) instead
-        # of flash attention's attention-only replay.
-        logits_forward = output_layer_times(ctx, tp, 1, 1)[0]
+        logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
-        self.full_recompute_s_per_sequence = (replay if replay > 0.0 else 0.0) * speedup_limit
-        # Message sizes of one sequence; a micro-batch of b sends b times as much.
-        self.tp_message_bytes = 2.0 * ctx.seq_len * ctx.hidden
-        self.send_message_bytes = 2.0 * ctx.seq_len * ctx.hidden / tp
+        self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
+        self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
+        self.cp = (_ContextParallel(ctx, grid, probe, sequences, _stage_layers(grid, ctx.layers, kind))
+                   if cp > 1 and probe.cp_comm_total_s > 0.0 else None)
+        # Message sizes of one sequence (s / cp tokens per GPU); a micro-batch of b sends b times as much.
+        tokens = ctx.seq_len / cp
+        self.tp_message_bytes = 2.0 * tokens * ctx.hidden
+        self.send_message_bytes = 2.0 * tokens * ctx.hidden / tp
         # The probe's traffic for the whole replica batch as if at asymptotic bus bandwidth.
         self.tp_comm_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes)
                                        if tp > 1 else 0.0)
         self.sends_s_at_asymptote = (probe.pp_p2p_total_s * size_efficiency(self.send_message_bytes)
                                      if pp > 1 else 0.0)
-        zero = probe.parallelism.zero
-        self.optimizer_s_replicated = probe.optimizer_s * (dp if zero >= 1 else 1)
-        self.optimizer_s_sharded = self.optimizer_s_replicated / dp
+        self.optimizer_s_replicated = _optimizer_s(ctx, grid, 0)
+        self.optimizer_s_sharded = _optimizer_s(ctx, grid, 1) if self.syncs else self.optimizer_s_replicated
         self.dp_collective_s = probe.dp_comm_total_s
-        if dp > 1 and ctx.modern:
-            self.zero3_unhidden_s = fsdp_unhidden_gathers(ctx, tp, dp)
-            self.zero3_rest_s = 0.0
-        elif dp > 1:
-            z3 = zero3_times(ctx, tp, pp, dp)
+        # The modern stack hides the shared weights' and the experts' gradient
+        # syncs each behind the same windows (sync.modern_sync): twice the room.
+        self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
+        ranks = dp * cp
+        self.fsdp = None
+        if ranks > 1 and ctx.modern:
+            per_node = ctx.gpus_per_node // tp if tp < ctx.gpus_per_node else 1
+            self.fsdp = _Fsdp(ctx, grid, fsdp_unit_times(ctx, tp, grid.ep, ranks, min(per_node, ranks)))
+            self.zero3_unhidden_s = self.zero3_rest_s = 0.0
+        elif ranks > 1:
+            z3 = zero3_times(ctx, tp, pp, ranks)
             # The first gather of the forward and of the backward pass is never hidden.
             self.zero3_unhidden_s = 2.0 * z3.layer_gather
             self.zero3_rest_s = 2.0 * z3.gather + z3.reduce - self.zero3_unhidden_s
@@ -142,12 +473,39 @@ class StepBound:
     def step(self, micro_batch, interleave, zero, recompute, sequence_parallel=True):
         """Seconds; never above evaluate()'s step_s for the same plan.
 
-        zero=None bounds every ZeRO stage at once (the least of them). The
-        probe had sequence parallelism on (when t > 1); without it compute
-        only grows, but so does the DP overlap window, so the exposed-DP term
-        is dropped from the bound for such plans.
+        zero=None bounds every ZeRO stage at once (the least of them).
+        Sequence parallelism off (the probe had it on when t > 1) only adds
+        compute, and exposes the whole TP time.
+
+        How the parts combine: let B be the true busy time of the step on the
+        slowest stage (B >= the lower bound `busy`). The step is at least
+        g(B) = max(B, sends) + bubble(B) + exposed sync(B), where the sync
+        hides behind the compute of one micro-batch, at most B / m. g is
+        piecewise linear in B, so its least value over B >= busy is at busy
+        or at a break point (where B reaches the sends, or where the window
+        swallows the sync): the bound is the least g over those.
         """
         b, v = micro_batch, interleave
+        m = self.sequences_per_replica // b
+        busy = self._busy(b, recompute, sequence_parallel)
+        sends = (v * self.sends_s_at_asymptote / size_efficiency(self.send_message_bytes * b)
+                 if self.sends_s_at_asymptote else 0.0)
+        # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends.
+        drain = (self.pp - 1.0) / v / m
+        if not self.syncs:
+            return (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_replicated
+        best = None
+        if zero is None or zero < 3:
+            best = self._least(busy, sends, drain, m, v, False)
+            if zero == 0:
+                best += self.optimizer_s_replicated - self.optimizer_s_sharded
+        if zero is None or zero == 3:
+            z3 = self._least(busy, sends, drain, m, v, True)
+            best = z3 if best is None or z3 < best else best
+        return best
+
+    def _busy(self, b, recompute, sequence_parallel):
+        """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""
         sequences = self.sequences_per_replica
         m = sequences // b
         tp = 0.0
@@ -155,36 +513,63 @@ class StepBound:
             tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
             if sequence_parallel:
                 tp /= self.tp_overlap_steps
-        sends = (v * self.sends_s_at_asymptote / size_efficiency(self.send_message_bytes * b)
-                 if self.sends_s_at_asymptote else 0.0)
-        compute = sequences * self.compute_s_per_sequence + m * self.overhead_s_per_micro_batch
-        window = b * self.compute_s_per_sequence_high + self.overhead_s_per_micro_batch
+        overhead = self.overhead_s_per_micro_batch
         if recompute == "full":
-            extra = sequences * self.full_recompute_s_per_sequence + m * self.forward_overhead_s
-            compute += extra
-            window += extra / m
-        busy = compute + tp
-        # Sends hide behind compute in the steady phase, not in fill and drain.
-        bubble = (self.pp - 1.0) / v * (busy + sends) / m
-        step = (busy if busy >= sends else sends) + bubble
-        if self.dp == 1:
-            return step + self.optimizer_s_replicated
-        # ZeRO 0-2: the window of one micro-batch (the 2021 stack hides
-        # DP_OVERLAP_FRACTION of it), plus (v - 1)/v of the drain bubble. The
-        # step grows with the bubble even after the wider window (slope 1/v > 0),
-        # so the lower-bound bubble keeps the sum a lower bound.
+            overhead += self.forward_overhead_s
+        busy = sequences * self.compute.per_sequence(b, recompute == "full") + m * overhead + tp
+        if self.cp is not None:
+            busy += m * self.cp.seconds(b)
+        if self.moe_layers:
+            busy += m * self.moe_layers * _expert_exchange_s(self.ctx, self.grid, b, recompute)
+        return busy
+
+    def floor(self, largest_micro_batch, recompute="none"):
+        """Lower bound on the step of every plan of the grid whose micro-batch
+        is at most `largest_micro_batch` (and, with recompute="full", that
+        recomputes fully): each part of the busy time is least at the largest
+        micro-batch (GEMM rates and message sizes grow with b, fixed
+        per-micro-batch costs fall), with sequence parallelism on, no bubble
+        and no exposed sync; plus the least optimizer step."""
+        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
+        return self._busy(largest_micro_batch, recompute, True) + optimizer
+
+    def _g(self, B, sends, drain, m, v, zero3):
+        """The step bound at busy time B (see step)."""
+        bubble = drain * (B + sends)
+        out = (B if B >= sends else sends) + bubble + self.optimizer_s_sharded
+        window = B / m
+        if zero3:
+            if self.fsdp is not None:
+                return out + self.fsdp.seconds(B, m)
+            # 2021 stack: the gathers after the first compete for DP_OVERLAP_FRACTION of the compute.
+            rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
+            return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
         if self.modern:
             # sync.modern_sync: one micro-batch, widened by the interleaved last group.
-            window *= 1.0 + (v - 1.0) / v * (self.pp - 1.0)
+            window *= self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))
         else:
+            # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
             window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
-        dp_step = step + self.optimizer_s_sharded
-        if self.dp_collective_s > window and sequence_parallel:
-            dp_step += self.dp_collective_s - window
-        if zero is not None and zero < 3:
-            return dp_step if zero >= 1 else dp_step - self.optimizer_s_sharded + self.optimizer_s_replicated
-        rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * compute / m
-        z3_step = step + self.optimizer_s_sharded + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
-        if zero is None:
-            return z3_step if z3_step < dp_step else dp_step
-        return z3_step
+        exposed = self.dp_collective_s - window
+        return out + (exposed if exposed > 0.0 else 0.0)
+
+    def _least(self, busy, sends, drain, m, v, zero3):
+        """The least g(B) over B >= busy: at busy or at a break point above it."""
+        points = [busy, sends]
+        if zero3:
+            if self.fsdp is not None:
+                points.extend(self.fsdp.break_points(m))
+            else:
+                points.append(m * self.zero3_rest_s / cal.DP_OVERLAP_FRACTION)
+        elif self.modern:
+            points.append(m * self.dp_collective_s / (self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))))
+        else:
+            k = (v - 1.0) / v * drain * m
+            points.append((self.dp_collective_s * m - k * sends) / (cal.DP_OVERLAP_FRACTION + k))
+        best = None
+        for B in points:
+            if B >= busy:
+                g = self._g(B, sends, drain, m, v, zero3)
+                if best is None or g < best:
+                    best = g
+        return best

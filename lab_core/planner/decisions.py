@@ -5,6 +5,7 @@ into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
+from .meters import model_state_bytes
 
 DECISIONS = ("parallelism", "gradient_sync", "activation_memory", "checkpointing", "data_pipeline",
              "interconnect")
@@ -22,7 +23,9 @@ def _no_plan(decision, numbers):
 def layout_dims(par):
     """The dimensions a plan uses ('tp_pp_dp', 'dp', 'single', ...) plus its ZeRO stage."""
     dims = [name for name, size in (("tp", par.tp), ("pp", par.pp), ("dp", par.dp)) if size > 1]
-    option = "_".join(dims) if dims else "single"
+    # Context parallelism alone (one sequence per step over cp GPUs) is its own option;
+    # otherwise the page adds CP and EP to the option's text.
+    option = "_".join(dims) if dims else ("cp" if par.cp > 1 else "single")
     if par.zero and par.dp > 1:
         option += "_zero%d" % par.zero
     return option
@@ -64,7 +67,7 @@ def parallelism(ctx):
         "state_bytes_total": state_total,
         "device_bytes": wctx.device_bytes,
         "usable_bytes": ctx.usable,
-        "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero,
+        "tp": par.tp, "pp": par.pp, "dp": par.dp, "zero": par.zero, "cp": par.cp, "ep": par.ep,
         "gpus_per_node": wctx.gpus_per_node,
         "gpus_used": ctx.gpus_used,
         "params_per_gpu": ctx.report.params_per_gpu,
@@ -115,7 +118,9 @@ def activation_memory(ctx):
         option = "flash_attention" if wctx.flash else "keep_all"
     else:
         option = par.recompute + "_recompute"
-    room = ctx.usable - ctx.state
+    # The most loaded GPU's own state and activations (the report's memory), as the activation meter.
+    state = model_state_bytes(r)
+    room = ctx.usable - state
     if room <= 0.0:
         reason = "state_exceeds_memory"
     elif r.activations_bytes > room:
@@ -132,7 +137,7 @@ def activation_memory(ctx):
         "usable_bytes": ctx.usable,
         "state_shortfall_bytes": max(-room, 0.0),
         "activation_shortfall_bytes": max(r.activations_bytes - max(room, 0.0), 0.0),
-        "model_state_bytes": ctx.state,
+        "model_state_bytes": state,
         "recompute_s": r.recompute_s,
         "step_s": r.step_s,
         "micro_batch": par.micro_batch,

@@ -42,6 +42,13 @@ def comms_ratio(report):
     return exposed / report.step_s if report.step_s > 0.0 else 0.0
 
 
+def model_state_bytes(report):
+    """Weights, gradients and optimizer state of the GPU the report's memory is
+    for (the most loaded one): the same GPU as its activations, so the
+    activation meter and the memory total never disagree."""
+    return report.weights_bytes + report.gradients_bytes + report.optimizer_bytes
+
+
 def activation_ratio(activations_kept, state, usable):
     """Activations the plan keeps (after recompute) over the room model state leaves.
 
@@ -61,9 +68,10 @@ def _meter(name, ratio, fits):
     return {"ratio": ratio, "level": lvl, "label": METER_THRESHOLDS[name]["labels"][lvl]}
 
 
-def meters(report, state, usable, fits=True):
+def meters(report, usable, fits=True):
     """{meter: {"ratio", "level", "label"}} for one evaluated plan; ``fits``
     False marks the meters of a running plan as "none" (no plan fits)."""
+    state = model_state_bytes(report)
     ratios = {
         "memory": report.memory_ratio,
         "comms": comms_ratio(report),

@@ -1,54 +1,68 @@
 """When nothing fits: how far off the closest plan is, and how many GPUs would do.
 
-Uses the memory floor of a layout (ZeRO-3 when dp > 1, full recompute,
+Uses the memory floor of a grid (the most ZeRO sharding, full recompute,
 micro-batch 1, no interleaving: the least memory any plan of it can use,
-bounds.py), which only shrinks as pp or dp grows. GPU counts are t pp dp
-with tp dividing the GPUs per node, pp the layers and dp the batch.
+bounds.floor_memory; with pins, the pinned values instead), which only
+shrinks as dp grows for fixed tp, cp and pp. GPU counts are tp cp pp dp with
+tp dividing the GPUs per node, pp splitting the layers and dp the batch; for
+a mixture of experts each count takes the largest ep searched (the fewest
+experts per GPU, the least memory).
 """
 from .assumptions import MAX_GPUS_SEARCHED
-from .bounds import plan_memory
+from .bounds import floor_memory
+from .space import Grid, expert_parallel_sizes
 
 
-def floor_bytes(wctx, t, p, d):
-    return plan_memory(wctx, t, p, d, 3 if d > 1 else 0, "full", 1, 1)
+def _grid(space, t, c, p, first, last, d):
+    return Grid(t, c, p, d, expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], first, last)
 
 
-def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED):
-    """(gpus, tp, pp, dp) of the fewest GPUs whose floor fits, or None.
-
-    For each (tp, pp) the floor falls as dp grows, so a binary search over the
-    divisors of the batch finds the least dp that fits.
-    """
-    best = None
+def _parts(space, accept):
     for t in space.tps:
-        for p in space.pps:
-            dps = space.dps
-            if floor_bytes(wctx, t, p, dps[-1]) > usable:
-                continue
-            lo, hi = 0, len(dps) - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if floor_bytes(wctx, t, p, dps[mid]) <= usable:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            d = dps[lo]
-            n = t * p * d
-            if n <= at_most and (best is None or (n, t, p) < (best[0], best[1], best[2])):
-                best = (n, t, p, d)
+        for c in space.cps:
+            for p, first, last in space.splits:
+                if accept is None or accept(Grid(t, c, p, 0, 0, first, last), dp=False):
+                    yield t, c, p, first, last
+
+
+def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None, accept=None):
+    """(gpus, Grid) of the fewest GPUs whose floor fits, or None.
+
+    floor(wctx, grid): the memory floor (default bounds.floor_memory);
+    accept(grid, dp=False): whether a grid's tp, cp and pp are allowed (pins).
+    For each (tp, cp, pp) the floor falls as dp grows, so a binary search over
+    the divisors of the batch finds the least dp that fits.
+    """
+    floor = floor or floor_memory
+    best = None
+    dps = space.dps
+    for t, c, p, first, last in _parts(space, accept):
+        if floor(wctx, _grid(space, t, c, p, first, last, dps[-1])) > usable:
+            continue
+        lo, hi = 0, len(dps) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if floor(wctx, _grid(space, t, c, p, first, last, dps[mid])) <= usable:
+                hi = mid
+            else:
+                lo = mid + 1
+        grid = _grid(space, t, c, p, first, last, dps[lo])
+        n = grid.gpus
+        if n <= at_most and (best is None or (n, grid) < best):
+            best = (n, grid)
     return best
 
 
-def largest_fitting(wctx, space, usable, at_most):
-    """The most GPUs (<= at_most) some layout whose floor fits uses, or None."""
+def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
+    """The most GPUs (<= at_most) some grid whose floor fits uses, or None."""
+    floor = floor or floor_memory
     best = None
-    for t in space.tps:
-        for p in space.pps:
-            for d in reversed(space.dps):
-                n = t * p * d
-                if n > at_most:
-                    continue
-                if floor_bytes(wctx, t, p, d) <= usable and (best is None or n > best):
-                    best = n
-                break
+    for t, c, p, first, last in _parts(space, accept):
+        mp = t * c * p
+        for d in reversed(space.dps):
+            if mp * d > at_most:
+                continue
+            if floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable and (best is None or mp * d > best):
+                best = mp * d
+            break
     return best

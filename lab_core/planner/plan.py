@@ -16,12 +16,14 @@ class Plan:
     diagram, checkpoint: see their modules; alternatives: the best fitting plan
     of each other shape (stage ids of what a plan uses) and why it lost;
     unfit_stages: shapes with no fitting plan and their least memory; no_fit: None, or the overflow and the
-    smallest GPU count that would fit; search: how much work the search did.
+    smallest GPU count that would fit; search: how much work the search did; pins: the pinned
+    fields the plan was searched with ({} when none); provisional: True when a
+    search with a budget stopped early (recommend(budget=...)): the best plan found so far.
     """
 
     __slots__ = ("fits", "parallelism", "report", "stage", "shape", "gpus_requested", "gpus_used", "usable_bytes",
                  "goodput_tokens_per_s", "meters", "decisions", "diagram", "checkpoint", "alternatives",
-                 "unfit_stages", "no_fit", "search")
+                 "unfit_stages", "no_fit", "search", "pins", "provisional")
 
     def to_dict(self):
         r = self.report
@@ -55,5 +57,7 @@ class Plan:
             "unfit_stages": [dict(u) for u in self.unfit_stages],
             "no_fit": None if self.no_fit is None else dict(self.no_fit),
             "search": dict(self.search, tie_tolerance=TIE_TOLERANCE),
+            "pins": dict(self.pins),
+            "provisional": self.provisional,
             "report": r.to_dict(),
         }

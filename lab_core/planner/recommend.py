@@ -14,14 +14,16 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, plan_memory, state_bytes
+from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .meters import meters
-from .nofit import floor_bytes, largest_fitting, smallest_fitting
+from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
-from .search import search
-from .space import Space
+from . import reuse
+from .pins import parse_pins
+from .search import Choices, search
+from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
 
@@ -37,17 +39,22 @@ def _with_gpus(workload, gpus):
     return workload if gpus == workload.gpus else dataclasses.replace(workload, gpus=gpus)
 
 
-def _gpus_to_use(workload, space, usable):
-    """The reader's GPU count if a layout uses it and one fits; else the most
-    GPUs a fitting layout uses; else the most any layout uses."""
+def _gpus_to_use(workload, space, usable, pins, floor):
+    """The reader's GPU count if a grid uses it and one fits; else the most
+    GPUs a fitting grid uses; else the most any grid uses (with pins: grids
+    that carry them)."""
     n = workload.gpus
     wctx = context_for(workload)
-    if space.layouts(n):
-        exact = [(t, p, d) for t, p, d in space.layouts(n) if floor_bytes(wctx, t, p, d) <= usable]
-        if exact:
+    if pins is None:
+        if any(floor(wctx, grid) <= usable for grid in space.layouts(n)):
             return n
-    fitting = largest_fitting(wctx, space, usable, n)
-    return fitting if fitting is not None else space.largest_usable(n)
+        fitting = largest_fitting(wctx, space, usable, n)
+        return fitting if fitting is not None else space.largest_usable(n)
+    counts = pins.gpu_counts(space, n)
+    for count in counts:
+        if any(floor(wctx, grid) <= usable for grid in pins.grids(space, count)):
+            return count
+    return next(count for count in counts if pins.grids(space, count))
 
 
 def _checkpoint(report, gpus, failures):
@@ -106,6 +113,23 @@ def _checkpoint(report, gpus, failures):
     }
 
 
+def _no_fit(workload, closest, found, usable):
+    """How far the closest plan is from fitting, and the fewest GPUs (and their grid) that would fit."""
+    r = closest.report
+    return {
+        "closest_parallelism": closest.parallelism.to_dict(),
+        "memory_bytes": r.memory_bytes,
+        "usable_bytes": usable,
+        "device_bytes": r.device_bytes,
+        "overflow_bytes": r.memory_bytes - usable,
+        "overflow_ratio": r.memory_bytes / usable,
+        "min_gpus": None if found is None else found[0],
+        "min_gpus_layout": None if found is None else found[1].parallelism_fields(),
+        "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
+        "gpus_searched": MAX_GPUS_SEARCHED,
+    }
+
+
 def _stage_at(workload, gpus, usable):
     """The stage the workload forces on ``gpus`` GPUs (for the no-fit hint);
     None past the largest GPU count a workload may have."""
@@ -118,9 +142,15 @@ def _stage_at(workload, gpus, usable):
 
 def layout_id(par):
     """What a plan uses, named by its parts: "tp_pp_dp", "dp", "single" …, then
-    "_zeroN" when it shards state and "_recompute" / "_selective" for recompute.
+    "_cp" / "_ep" for context and expert parallelism, "_zeroN" when it shards
+    state and "_full" / "_selective" for recompute.
     The page labels alternatives with it, so a label always matches its layout."""
     out = layout_dims(par)
+    # Context and expert parallelism go after the dimensions, before any ZeRO part.
+    extra = "".join("_" + name for name in ("cp", "ep") if getattr(par, name) > 1 and name != out)
+    if extra:
+        dims, zero = (out.rsplit("_", 1) + [""])[:2] if "_zero" in out else (out, "")
+        out = dims + extra + ("_" + zero if zero else "")
     if par.recompute != "none":
         out += "_" + par.recompute
     return out
@@ -163,20 +193,21 @@ def _alternatives(result, chosen, chosen_shape):
     return out
 
 
-def _unfit_stages(wctx, space, gpus, usable, seen):
+def _unfit_stages(wctx, grids, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
-    "no_layout" when no tp x pp x dp layout of these GPUs has that shape
+    "no_layout" when no grid of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
     least = {}
-    for t, p, d in space.layouts(gpus):
-        if t * p * d == 1:
+    for grid in grids:
+        zmax = 3 if grid.shards else 0
+        if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
-        elif t == 1 and p == 1:
-            shapes = (("data_parallel", 0, "full"), ("zero_sharded", 3, "full"))
+        elif grid.tp * grid.cp * grid.pp * grid.ep == 1:
+            shapes = (("data_parallel", 0, "full"), ("zero_sharded", zmax, "full"))
         else:
-            shapes = (("tensor_pipeline", 3 if d > 1 else 0, "selective"), ("full_3d", 3 if d > 1 else 0, "full"))
+            shapes = (("tensor_pipeline", zmax, "selective"), ("full_3d", zmax, "full"))
         for stage, z, mode in shapes:
-            need = plan_memory(wctx, t, p, d, z, mode, 1, 1)
+            need = plan_memory(wctx, grid, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
@@ -193,42 +224,69 @@ def _unfit_stages(wctx, space, gpus, usable, seen):
     return out
 
 
-def recommend(workload):
-    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan")."""
+def recommend(workload, pins=None, budget=None):
+    """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
+
+    pins: None, or a dict of Parallelism fields the plan must have (pins.py:
+    tp, pp, dp, cp, ep, zero, recompute, micro_batch, interleave,
+    sequence_parallel, first_stage_layers, last_stage_layers); the search
+    keeps only plans that match every pin. An invalid pin raises
+    LabInputError naming the field, the value and the nearest valid values.
+    When nothing with the pins fits, the plan says so and its closest plan
+    has the pins.
+
+    budget: a quick answer (the lab's first answer to a slider move): the
+    search stops after this many evaluated plans once one fits; the Plan is
+    then `provisional` (the best plan found so far, which fits) and the full
+    search gives the final one. A finished search, or one reused, is final.
+    """
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
+    if pins is not None and not isinstance(pins, dict):
+        return _recommend(workload, pins, None)  # parse_pins names the problem
+    key = reuse.workload_key(workload, pins)
+    plan = reuse.PLANS.get(key)
+    if plan is None:
+        plan = _recommend(workload, pins, budget)
+        if not plan.provisional:
+            reuse.PLANS.put(key, plan)
+    return plan
+
+
+def _recommend(workload, pins, budget):
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
-    space = Space(workload)
-    used = _gpus_to_use(workload, space, usable)
-    w = _with_gpus(workload, used)
-    result = search(w)
+    space = space_for(workload)
+    pinned = parse_pins(workload, pins, space)
+    floor = floor_memory if pinned is None else Choices(workload.flash_attention, pinned).floor_memory
+    key = reuse.search_key(workload, pins)
+    earlier = reuse.SEARCHES.get(key)
+    if earlier is not None:
+        used = earlier.gpus_used
+        w = _with_gpus(workload, used)
+        result = reuse.retarget(earlier, w)
+    else:
+        used = _gpus_to_use(workload, space, usable, pinned, floor)
+        w = _with_gpus(workload, used)
+        result = search(w, pinned, budget)
+        if result.complete:
+            reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
     plan = Plan()
     plan.gpus_requested = workload.gpus
     plan.gpus_used = used
     plan.usable_bytes = usable
     plan.no_fit = None
+    plan.provisional = not result.complete
     if result.chosen is not None:
         cand = result.chosen
         plan.fits = True
     else:
         cand = result.closest
         plan.fits = False
-        found = smallest_fitting(requested, space, usable)
-        r = cand.report
-        plan.no_fit = {
-            "closest_parallelism": cand.parallelism.to_dict(),
-            "memory_bytes": r.memory_bytes,
-            "usable_bytes": usable,
-            "device_bytes": wctx.device_bytes,
-            "overflow_bytes": r.memory_bytes - usable,
-            "overflow_ratio": r.memory_bytes / usable,
-            "min_gpus": None if found is None else found[0],
-            "min_gpus_layout": None if found is None else {"tp": found[1], "pp": found[2], "dp": found[3]},
-            "min_gpus_stage": None if found is None else _stage_at(workload, found[0], usable),
-            "gpus_searched": MAX_GPUS_SEARCHED,
-        }
+        found = smallest_fitting(requested, space, usable, floor=floor,
+                                 accept=None if pinned is None else pinned.allows_grid)
+        plan.no_fit = _no_fit(workload, cand, found, usable)
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report
@@ -239,27 +297,32 @@ def recommend(workload):
     ctx = _Context()
     ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
-    ctx.state = state_bytes(wctx, par.tp, par.pp, par.dp, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, par.tp, par.pp, par.dp, "none",
-                                                         par.micro_batch, par.interleave)
+    grid = Grid.of(par)
+    ctx.state = state_bytes(wctx, grid, par.zero)
+    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
+                                                         par.sequence_parallel)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None
     ctx.checkpoint = _checkpoint(report, used, wctx.failures)
-    ctx.meters = meters(report, ctx.state, usable, plan.fits)
+    ctx.meters = meters(report, usable, plan.fits)
     ctx.no_fit = plan.no_fit
     plan.meters = ctx.meters
     plan.checkpoint = ctx.checkpoint
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _unfit_stages(wctx, Space(w), used, usable, result.stage_best)
+    grids = space_for(w).layouts(used) if pinned is None else pinned.grids(space_for(w), used)
+    plan.unfit_stages = _unfit_stages(wctx, grids, used, usable, result.stage_best)
+    plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,
         "layouts": result.layouts,
         "layouts_feasible": result.layouts_feasible,
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
+        "reused": earlier is not None,
+        "complete": result.complete,
     }
     return plan

@@ -1,9 +1,10 @@
 """Branch-and-bound search for the plan with the best goodput throughput.
 
-Space (ARCHITECTURE.md "Plan"): tp (divisors of GPUs per node), pp (divisors of the
-layers), dp, ZeRO 0-3, recompute none/selective/full, micro-batch (divisors of
-the per-replica batch), interleaving (divisors of the layers per stage), with
-sequence parallelism on whenever tp > 1.
+Space (ARCHITECTURE.md "Plan"): grids (space.py: tp, cp, pp with its split,
+dp, ep), ZeRO 0-3, recompute none/selective/full, micro-batch (divisors of
+the per-replica batch), interleaving (divisors of the layers of a (middle)
+stage), with sequence parallelism on whenever tp > 1. Pins (pins.py) fix any
+of these; the search then runs over the plans that match every pin.
 
 What is skipped, and why it is safe (the model's own structure):
 - sequence parallelism off with tp > 1: it never uses less memory or time
@@ -11,20 +12,20 @@ What is skipped, and why it is safe (the model's own structure):
   element-wise work split t ways);
 - selective recompute with flash attention on: identical to none in the model
   (both drop only the 5as/h term and replay the attention core);
-- for one layout, micro-batch, interleave and ZeRO stage, every recompute mode
+- for one grid, micro-batch, interleave and ZeRO stage, every recompute mode
   above the least one that fits: recompute adds m x its time to the step and
-  hides at most DP_OVERLAP_FRACTION (< 1) x its time of communication, since
-  lab_core.evaluate has one overlap window for all DP and ZeRO-3 traffic, so
-  it never pays off (the same holds for sequence parallelism off);
+  hides at most its time of communication once (lab_core.sync), so it never
+  pays off (the same holds for sequence parallelism off);
 - ZeRO-2 when ZeRO-1 fits with the same recompute: same time, more sharding;
-- a whole layout whose memory floor (ZeRO-3, full recompute, micro-batch 1)
-  exceeds the usable memory: nothing of it fits;
+- a whole grid whose memory floor (the most ZeRO sharding, full recompute,
+  micro-batch 1) exceeds the usable memory: nothing of it fits;
 - any candidate whose step-time lower bound (bounds.StepBound) makes it slower
   than the tie band of the best plan found so far *and* than the best plan of
-  its own shape (kept as an alternative); the check runs per layout, per
+  its own shape (kept as an alternative); the check runs per grid, per
   micro-batch (over all interleavings), per interleaving, then per plan, and
-  layouts and micro-batches are visited best bound first so the incumbent is
+  grids and micro-batches are visited best bound first so the incumbent is
   strong early.
+A pinned field is never skipped: the rules above apply to the fields left free.
 Everything not skipped is evaluated with lab_core.evaluate. Plans are ranked
 by goodput throughput (tokens/s x goodput of the failure model); among plans
 within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
@@ -34,9 +35,9 @@ bests against an exhaustive search.
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
-from .bounds import StepBound, fits, plan_memory, stage_activation_bytes, stage_state_bytes, state_bytes
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .space import Space, divisors
+from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 
 
@@ -63,13 +64,14 @@ def _weight(goodput):
 
 def simplicity_key(par):
     """Fewer parallel dimensions, lower ZeRO stage, less recompute, then
-    smaller model-parallel degree and fewer interleaved chunks (ARCHITECTURE.md "Plan")."""
-    return _simplicity(par.tp, par.pp, par.dp, par.zero, par.recompute, par.interleave)
+    smaller model-parallel degree, fewer stages, less expert parallelism and
+    fewer interleaved chunks (ARCHITECTURE.md "Plan")."""
+    return _simplicity(par.tp, par.cp, par.pp, par.dp, par.ep, par.zero, par.recompute, par.interleave)
 
 
-def _simplicity(t, p, d, zero, recompute, v):
-    dims = (t > 1) + (p > 1) + (d > 1)
-    return (dims, zero, _RECOMPUTE_RANK[recompute], t * p, p, v)
+def _simplicity(t, c, p, d, e, zero, recompute, v):
+    dims = (t > 1) + (c > 1) + (p > 1) + (d > 1) + (e > 1)
+    return (dims, zero, _RECOMPUTE_RANK[recompute], t * c * p, p, e, v)
 
 
 _RECOMPUTE_RANK = {mode: rank for rank, mode in enumerate(RECOMPUTE_MODES)}
@@ -78,20 +80,42 @@ _RECOMPUTE_RANK = {mode: rank for rank, mode in enumerate(RECOMPUTE_MODES)}
 def ranking_key(cand):
     """Deterministic order among near-ties: simplest, then fastest, then smallest numbers."""
     par = cand.parallelism
-    return simplicity_key(par) + (-cand.score, par.tp, par.pp, par.micro_batch, par.interleave)
+    return simplicity_key(par) + (-cand.score, par.tp, par.cp, par.pp, par.micro_batch, par.interleave,
+                                  par.first_stage_layers)
+
+
+def plan_key(par):
+    """The fields that tell two searched plans apart."""
+    return (par.tp, par.cp, par.pp, par.dp, par.ep, par.first_stage_layers, par.last_stage_layers, par.zero,
+            par.recompute, par.sequence_parallel, par.micro_batch, par.interleave)
+
+
+def make_parallelism(grid, zero, recompute, sequence_parallel, micro_batch, interleave):
+    return Parallelism(zero=zero, recompute=recompute, sequence_parallel=sequence_parallel,
+                       micro_batch=micro_batch, interleave=interleave, **grid.parallelism_fields())
+
+
+# One whole replica on one GPU (for the replica-state test of stage.py).
+SINGLE_GPU = Grid(1, 1, 1, 1, 1, 0, 0)
 
 
 class SearchResult:
     """What recommend() needs from the search."""
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
-                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "considered")
+                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
+                 "considered", "complete")
+
+
+class _OutOfBudget(Exception):
+    """The search's evaluation budget ran out (search(budget=...))."""
 
 
 class _Search:
-    def __init__(self, workload):
+    def __init__(self, workload, pins, budget=None):
         self.w = workload
         self.ctx = context_for(workload)
+        self.pins = pins
         self.usable = self.ctx.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
         self.goodput = self.ctx.failures.goodput
         self.tokens = self.ctx.tokens_per_step
@@ -104,32 +128,59 @@ class _Search:
         self.stage_best = {}
         self.class_best = {}
         self.seen = {}
+        self.bounds = {}
+        self.budget = budget
+        self.floors = []
+        # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
+        self.layouts = (0, 0, 0)
 
-    def run_eval(self, par):
-        key = (par.tp, par.pp, par.dp, par.zero, par.recompute, par.sequence_parallel, par.micro_batch,
-               par.interleave)
+    def run_eval(self, par, candidate=True):
+        """evaluate() once per plan; a candidate (a plan that matches the pins) that fits is ranked."""
+        key = plan_key(par)
         cand = self.seen.get(key)
         if cand is None:
+            if self.budget is not None and self.evaluated >= self.budget and self.fitting:
+                raise _OutOfBudget
             self.evaluated += 1
             cand = Candidate(par, evaluate(self.w, par), self.goodput, self.usable, self.replica_state)
             self.seen[key] = cand
-            if cand.fits:
-                self.fitting.append(cand)
-                g = cand.score
-                if g > self.best:
-                    self.best = g
-                if g > self.stage_best.get(cand.stage, -1.0):
-                    self.stage_best[cand.stage] = g
-                key = simplicity_key(par) + (cand.stage,)
-                if g > self.class_best.get(key, -1.0):
-                    self.class_best[key] = g
+            if candidate and cand.fits:
+                self._rank(cand)
         return cand
 
-    def worth_any(self, bound_goodput, stages):
+    def probe(self, grid):
+        """The grid's probe (micro-batch 1, no recompute, no interleaving, ZeRO-1
+        when it shards), evaluated once; a plan like any other when it matches the pins."""
+        par = make_parallelism(grid, 1 if grid.shards else 0, "none", grid.tp > 1, 1, 1)
+        return self.run_eval(par, candidate=self.pins is None or self.pins.match(par))
+
+    def bound(self, grid):
+        """The grid's StepBound (from its probe), built once."""
+        found = self.bounds.get(grid)
+        if found is None:
+            found = self.bounds[grid] = StepBound(self.ctx, grid, self.probe(grid).report)
+        return found
+
+    def _rank(self, cand):
+        self.fitting.append(cand)
+        g = cand.score
+        if g > self.best:
+            self.best = g
+        if g > self.stage_best.get(cand.stage, -1.0):
+            self.stage_best[cand.stage] = g
+        key = simplicity_key(cand.parallelism) + (cand.stage,)
+        if g > self.class_best.get(key, -1.0):
+            self.class_best[key] = g
+
+    def worth_any(self, bound_goodput, stages, full_goodput=None):
+        """Could any plan of these shapes with this optimistic score still matter
+        (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
+        score for full_3d, whose plans all recompute fully."""
         if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
             return True
         for stage in stages:
-            if bound_goodput > self.stage_best.get(stage, -1.0):
+            score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
+            if score > self.stage_best.get(stage, -1.0):
                 return True
         return False
 
@@ -142,48 +193,84 @@ class _Search:
         return bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
 
 
-def _recompute_modes(flash):
+def recompute_modes(flash):
     """Least to most recompute; selective equals none with flash attention (see above)."""
     return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective"))
 
 
-def search(workload):
-    """Search `workload` (whose gpus is already a count some layout uses)."""
-    run = _Search(workload)
-    ctx = run.ctx
-    space = Space(workload)
-    layouts = space.layouts(workload.gpus)
-    modes = _recompute_modes(ctx.flash)
-    usable = run.usable
-    # ZeRO-0 state of a whole replica: a replicate-only plan that would not
-    # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
-    run.replica_state = state_bytes(ctx, 1, 1, 1, 0)
-    floors = []
-    live = []
-    for t, p, d in layouts:
-        zmax = 3 if d > 1 else 0
-        floor = plan_memory(ctx, t, p, d, zmax, "full", 1, 1)
-        floors.append((floor, t, p, d))
-        if floor > usable:
-            continue
-        probe = run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=1 if d > 1 else 0, recompute="none",
-                                       sequence_parallel=t > 1, micro_batch=1, interleave=1))
-        layout = _Layout(run, t, p, d, StepBound(ctx, t, p, d, probe.report), modes)
-        if layout.rows:
-            live.append(layout)
-    # Most promising layouts first, so later ones meet a strong incumbent.
-    live.sort(key=lambda lay: (lay.lower_bound, lay.t, lay.p))
-    for layout in live:
-        if run.worth_any(run.goodput_per_step / layout.lower_bound, layout.stages):
-            _search_layout(run, layout, modes)
+class Choices:
+    """The values searched for the fields a grid leaves open, after the pins."""
+
+    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave")
+
+    def __init__(self, flash, pins):
+        get = pins.get if pins is not None else {}.get
+        pinned_mode = get("recompute")
+        self.recompute_pinned = pinned_mode is not None
+        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(flash)
+        self.zero = get("zero")
+        self.sequence_parallel = get("sequence_parallel")
+        self.micro_batch = get("micro_batch")
+        self.interleave = get("interleave")
+
+    def zeros(self, grid):
+        zeros = (0, 1, 2, 3) if grid.shards else (0,)
+        if self.zero is None:
+            return zeros
+        return (self.zero,) if self.zero in zeros else ()
+
+    def sp(self, grid):
+        if self.sequence_parallel is None:
+            return grid.tp > 1
+        return self.sequence_parallel
+
+    def micro_batches(self, replica_batch):
+        if self.micro_batch is None:
+            return divisors(replica_batch)
+        return [self.micro_batch] if replica_batch % self.micro_batch == 0 else []
+
+    def interleaves(self, grid, layers, micro_batches):
+        if grid.pp > 1 and micro_batches % grid.pp == 0:
+            vs = tuple(divisors(grid.interleave_layers(layers)))
+        else:
+            vs = (1,)
+        if self.interleave is None:
+            return vs
+        return (self.interleave,) if self.interleave in vs else ()
+
+    def floor(self, grid):
+        """(zero, recompute, micro_batch, interleave, sequence_parallel) of the least
+        memory a plan of the grid can use within the pins."""
+        zeros = self.zeros(grid)
+        return (zeros[-1] if zeros else 0, self.modes[-1], self.micro_batch or 1, self.interleave or 1,
+                self.sp(grid))
+
+    def floor_memory(self, ctx, grid):
+        """bounds.floor_memory within the pins."""
+        return plan_memory(ctx, grid, *self.floor(grid))
+
+
+def search(workload, pins=None, budget=None):
+    """Search `workload` (whose gpus is already a count some grid uses) over the
+    plans that match `pins` (a pins.Pins, or None for the whole space).
+
+    budget: stop after this many evaluated plans once one fits (the result's
+    `complete` is then False and its chosen plan the best found so far)."""
+    run = _Search(workload, pins, budget)
+    complete = True
+    try:
+        layouts, feasible, expanded = _run(run, pins)
+    except _OutOfBudget:
+        complete = False
+        layouts, feasible, expanded = run.layouts
     result = SearchResult()
+    result.complete = complete
     result.workload = workload
     result.gpus_used = workload.gpus
-    result.usable_bytes = usable
+    result.usable_bytes = run.usable
     result.evaluated = run.evaluated
     result.considered = run.considered
-    result.layouts = len(layouts)
-    result.layouts_feasible = len(live)
+    result.layouts, result.layouts_feasible, result.layouts_expanded = layouts, feasible, expanded
     result.candidates = run.fitting
     fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
@@ -196,36 +283,140 @@ def search(workload):
         result.closest = None
     else:
         result.chosen = None
-        result.closest = _closest(run, floors)
+        result.closest = _closest(run, run.floors)
     return result
 
 
+def _run(run, pins):
+    """The search itself; fills `run` and returns (grids, grids that fit, grids expanded)."""
+    workload = run.w
+    ctx = run.ctx
+    space = space_for(workload)
+    grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
+    choices = Choices(ctx.flash, pins)
+    usable = run.usable
+    # ZeRO-0 state of a whole replica: a replicate-only plan that would not
+    # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
+    run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
+    floors = run.floors
+    live = []
+    shared = {}
+    shared_floor = shared_floor_applies(ctx)
+    for grid in grids:
+        floor_plan = choices.floor(grid)
+        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
+            continue
+        floor = plan_memory(ctx, grid, *floor_plan)
+        floors.append((floor, grid, floor_plan))
+        if floor > usable:
+            continue
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if shared_floor:
+            # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+            reference = shared.get((grid.tp, grid.cp, grid.ep))
+            if reference is None:
+                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if not rows:
+                continue
+            live.append((reference.least(ctx, grid, rows), grid, largest, reference.least(ctx, grid, rows, "full")))
+        else:
+            bound = run.bound(grid)
+            live.append((bound.floor(largest), grid, largest, bound.floor(largest, "full")))
+    # Most promising grids first, so later ones meet a strong incumbent; a grid
+    # whose floor cannot matter is never probed nor expanded into its rows.
+    live.sort(key=lambda item: (item[0], item[1]))
+    feasible = 0
+    run.layouts = (len(grids), len(live), feasible)
+    per_step = run.goodput_per_step
+    for floor_s, grid, largest, full_s in live:
+        classes = _shape_classes(grid)
+        if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
+            continue
+        bound = run.bound(grid)
+        full_s = bound.floor(largest, "full")
+        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s):
+            continue
+        layout = _Layout(run, grid, bound, choices)
+        if layout.rows:
+            feasible += 1
+            run.layouts = (len(grids), len(live), feasible)
+            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
+                _search_layout(run, layout, choices)
+    return len(grids), len(live), feasible
+
+
+def _interleave_rows(ctx, grid, choices, largest):
+    """[(b, the most interleaving at b)] for the micro-batches up to `largest`."""
+    rows = []
+    replica = ctx.batch_sequences // grid.dp
+    for b in choices.micro_batches(replica):
+        if b > largest:
+            break
+        vs = choices.interleaves(grid, ctx.layers, replica // b)
+        if vs:
+            rows.append((b, vs[-1]))
+    return rows
+
+
+def _largest_micro_batch(run, grid, choices):
+    """The largest micro-batch of the grid whose leanest plan fits (memory grows
+    with the micro-batch, so a binary search), or None when none fits."""
+    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+    zeros = choices.zeros(grid)
+    if not sizes or not zeros:
+        return None
+    ctx, usable = run.ctx, run.usable
+    state = stage_state_bytes(ctx, grid, zeros[-1])
+    mode, v, sp = choices.modes[-1], choices.interleave or 1, choices.sp(grid)
+    lo, hi = 0, len(sizes)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+            lo = mid + 1
+        else:
+            hi = mid
+    return sizes[lo - 1] if lo else None
+
+
+def _shape_classes(grid):
+    """The shapes (stage ids) plans of a grid can have (stage.shape_stage_parts)."""
+    if grid.gpus == 1:
+        return ("single_gpu",)
+    if grid.tp * grid.cp * grid.pp * grid.ep == 1:
+        return ("data_parallel", "zero_sharded")
+    return ("tensor_pipeline", "full_3d")
+
+
 class _Layout:
-    """One (tp, pp, dp) layout with its micro-batch rows and optimistic bounds."""
+    """One grid with its micro-batch rows and optimistic bounds."""
 
-    __slots__ = ("t", "p", "d", "bound", "zeros", "states", "rows", "lower_bound", "stages")
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
 
-    def __init__(self, run, t, p, d, bound, modes):
+    def __init__(self, run, grid, bound, choices):
         ctx = run.ctx
-        self.t, self.p, self.d, self.bound = t, p, d, bound
-        self.zeros = (0, 1, 2, 3) if d > 1 else (0,)
-        self.states = [stage_state_bytes(ctx, t, p, d, z) for z in self.zeros]
-        self.stages = ("single_gpu",) if t * p * d == 1 else (
-            ("data_parallel", "zero_sharded") if t == p == 1 else ("tensor_pipeline", "full_3d"))
-        R = ctx.batch_sequences // d
-        per_stage = ctx.layers // p
+        self.grid, self.bound = grid, bound
+        self.zeros = choices.zeros(grid)
+        self.states = [stage_state_bytes(ctx, grid, z) for z in self.zeros]
+        self.stages = _shape_classes(grid)
+        sp = choices.sp(grid)
+        R = ctx.batch_sequences // grid.dp
         rows = []
-        for b in divisors(R):
-            # Memory grows with b: stop once even ZeRO-max + full recompute overflows.
-            if fits(self.states[-1], stage_activation_bytes(ctx, t, p, d, "full", b, 1)) > run.usable:
+        floor_mode = choices.modes[-1]
+        for b in choices.micro_batches(R):
+            # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
+            if fits(self.states[-1], stage_activation_bytes(ctx, grid, floor_mode, b, choices.interleave or 1,
+                                                            sp)) > run.usable:
                 break
-            m = R // b
-            vs = (1,)
-            if p > 1 and m % p == 0:
-                vs = tuple(divisors(per_stage))
-            # zero=None: the bound of the fastest ZeRO stage.
-            v = _best_v(bound, b, vs, None, "none", True)
-            rows.append((bound.step(b, v, None, "none", True), b, vs, True))
+            vs = choices.interleaves(grid, ctx.layers, R // b)
+            if not vs:
+                continue
+            zero = choices.zero  # None: the bound of the fastest ZeRO stage
+            mode = choices.modes[0]
+            v = _best_v(bound, b, vs, zero, mode, sp or grid.tp == 1)
+            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs))
         rows.sort()
         self.rows = rows
         self.lower_bound = rows[0][0] if rows else None
@@ -243,21 +434,28 @@ def _best_v(bound, b, vs, z, recompute, sp):
     return best_v
 
 
-def _search_layout(run, lay, modes):
+def _search_layout(run, lay, choices):
     ctx = run.ctx
-    t, p, d, bound = lay.t, lay.p, lay.d, lay.bound
+    grid, bound = lay.grid, lay.bound
+    t, c, p, d, e = grid.tp, grid.cp, grid.pp, grid.dp, grid.ep
     usable = run.usable
     goodput_per_step = run.goodput_per_step
-    sp = t > 1
-    replica = t == 1 and p == 1
-    for row_bound, b, vs, sp_bound in lay.rows:
-        if not run.worth_any(goodput_per_step / row_bound, lay.stages):
+    sp = choices.sp(grid)
+    sp_bound = sp or t == 1
+    modes = choices.modes
+    replica = t * c * p * e == 1
+    for row_bound, b, vs in lay.rows:
+        full = bound.floor(b, "full")
+        if not run.worth_any(goodput_per_step / row_bound, lay.stages,
+                             goodput_per_step / (full if full > row_bound else row_bound)):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, None, "none", sp_bound), lay.stages):
+            if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound),
+                                           lay.stages,
+                                           goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)):
                 continue
-            acts = [stage_activation_bytes(ctx, t, p, d, r, b, v) for r in modes]
+            acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
                 continue
             previous_r = None
@@ -267,25 +465,22 @@ def _search_layout(run, lay, modes):
                     ri += 1
                 if ri == len(modes):
                     continue
-                r = modes[ri]
-                if z == 2 and previous_r == r:
+                if z == 2 and previous_r == ri and choices.zero is None:
                     continue  # same time as ZeRO-1 with the same recompute, more sharding
-                previous_r = r
-                variants = ((ri, sp),)
-                for rj, sp_on in variants:
-                    run.considered += 1
-                    needs_sharding = replica and run.replica_state + max(acts[rj]) > usable
-                    stage = shape_stage_parts(t, p, d, z, modes[rj], needs_sharding)
-                    key = _simplicity(t, p, d, z, modes[rj], v) + (stage,)
-                    if run.worth(goodput_per_step / bound.step(b, v, z, modes[rj], sp_on or t == 1), stage, key):
-                        run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=modes[rj],
-                                               sequence_parallel=sp_on, micro_batch=b, interleave=v))
+                previous_r = ri
+                run.considered += 1
+                mode = modes[ri]
+                needs_sharding = replica and run.replica_state + max(acts[ri]) > usable
+                stage = shape_stage_parts(t, p, d, z, mode, needs_sharding, c, e)
+                key = _simplicity(t, c, p, d, e, z, mode, v) + (stage,)
+                if run.worth(goodput_per_step / bound.step(b, v, z, mode, sp_bound), stage, key):
+                    run.run_eval(make_parallelism(grid, z, mode, sp, b, v))
 
 
 def _closest(run, floors):
-    """No layout fits: the one with the least memory, evaluated as it would run."""
+    """No plan fits: the grid with the least memory, evaluated as it would run at its floor."""
     if not floors:
         return None
-    floor, t, p, d = min(floors)
-    return run.run_eval(Parallelism(tp=t, pp=p, dp=d, zero=3 if d > 1 else 0, recompute="full",
-                                  sequence_parallel=t > 1, micro_batch=1, interleave=1))
+    floor, grid, plan = min(floors, key=lambda f: (f[0], f[1]))
+    zero, mode, b, v, sp = plan
+    return run.run_eval(make_parallelism(grid, zero, mode, sp, b, v))

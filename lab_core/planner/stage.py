@@ -68,23 +68,24 @@ def workload_stage(workload, usable_bytes, interruptions_per_day):
     return "full_3d"
 
 
-def shape_stage_parts(t, p, d, zero, recompute, needs_sharding=True):
+def shape_stage_parts(t, p, d, zero, recompute, needs_sharding=True, cp=1, ep=1):
     """What a plan uses, in stage ids (for alternatives and plan_shape).
 
     single_gpu: one GPU; data_parallel: replicas (ZeRO only for speed);
     zero_sharded: replicas that must shard state to fit (needs_sharding: the
-    ZeRO-0 twin would not fit); tensor_pipeline: TP and/or PP; full_3d: TP/PP
-    with full activation recompute (arXiv:2205.05198 Sec 5).
+    ZeRO-0 twin would not fit); tensor_pipeline: the model itself is split
+    (TP, CP, PP or EP); full_3d: split with full activation recompute
+    (arXiv:2205.05198 Sec 5).
     """
-    if t * p * d == 1:
+    if t * cp * p * d == 1:
         return "single_gpu"
-    if t == 1 and p == 1:
+    if t * cp * p * ep == 1:
         return "zero_sharded" if zero >= 1 and needs_sharding else "data_parallel"
     return "full_3d" if recompute == "full" else "tensor_pipeline"
 
 
 def shape_stage(par, needs_sharding=True):
-    return shape_stage_parts(par.tp, par.pp, par.dp, par.zero, par.recompute, needs_sharding)
+    return shape_stage_parts(par.tp, par.pp, par.dp, par.zero, par.recompute, needs_sharding, par.cp, par.ep)
 
 
 def stage_rank(stage):

@@ -10,7 +10,7 @@ from .meters import LEVELS, METERS, labels
 from .stage import STAGES
 
 DECISION_OPTIONS = {
-    "parallelism": ("single", "tp", "pp", "dp", "tp_pp", "tp_dp", "pp_dp", "tp_pp_dp"),
+    "parallelism": ("single", "cp", "tp", "pp", "dp", "tp_pp", "tp_dp", "pp_dp", "tp_pp_dp"),
     "gradient_sync": ("none", "all_reduce", "reduce_scatter_all_gather", "zero3_gather_reduce_scatter", "no_plan"),
     "activation_memory": ("keep_all", "flash_attention", "selective_recompute", "full_recompute"),
     "checkpointing": ("keep_interval", "shorten_interval", "lengthen_interval", "use_async", "use_in_memory", "no_plan"),
@@ -44,6 +44,16 @@ ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_ste
 # Layout ids of alternatives (recommend.layout_id): parallelism options plus a recompute suffix.
 LAYOUT_RECOMPUTE_SUFFIXES = ("", "_selective", "_full")
 UNFIT_REASONS = ("memory", "no_layout")
+# Parts a layout id carries after its dimensions for context and expert parallelism (recommend.layout_id).
+LAYOUT_GRID_EXTRAS = ("", "_cp", "_ep", "_cp_ep")
+
+
+def _with_extras(option, extra):
+    """Insert the context/expert parts before a ZeRO part ("tp_dp_zero1" + "_cp" -> "tp_dp_cp_zero1")."""
+    if "_zero" in option:
+        dims, zero = option.rsplit("_", 1)
+        return dims + extra + "_" + zero
+    return option + extra
 
 
 def vocabulary():
@@ -52,7 +62,8 @@ def vocabulary():
     options["parallelism"] = [base + suffix for base in DECISION_OPTIONS["parallelism"]
                               for suffix in PARALLELISM_OPTION_SUFFIXES
                               if not suffix or "dp" in base.split("_")]
-    layouts = [option + suffix for option in options["parallelism"] for suffix in LAYOUT_RECOMPUTE_SUFFIXES]
+    layouts = [_with_extras(option, extra) + suffix for option in options["parallelism"]
+               for extra in LAYOUT_GRID_EXTRAS for suffix in LAYOUT_RECOMPUTE_SUFFIXES]
     options["parallelism"] += list(PARALLELISM_PLAIN_OPTIONS)
     return {
         "stages": list(STAGES),

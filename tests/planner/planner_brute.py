@@ -1,38 +1,37 @@
 """Exhaustive search over the whole plan space (tests only): the reference
 the pruned search in lab_core.planner.search must match."""
-from lab_core import LabInputError, Parallelism, evaluate
+from lab_core import evaluate
 from lab_core.context import context_for
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
-from lab_core.planner.space import Space, divisors
+from lab_core.planner.search import make_parallelism
+from lab_core.planner.space import divisors, space_for
 
 
-def all_plans(workload):
-    space = Space(workload)
+def all_plans(workload, grids=None):
+    """Every plan of the planner's space (or of `grids`)."""
     wctx = context_for(workload)
-    for t, p, d in space.layouts(workload.gpus):
-        R = wctx.batch_sequences // d
+    for grid in space_for(workload).layouts(workload.gpus) if grids is None else grids:
+        R = wctx.batch_sequences // grid.dp
         for b in divisors(R):
             m = R // b
-            vs = divisors(wctx.layers // p) if p > 1 and m % p == 0 else [1]
+            vs = divisors(grid.interleave_layers(wctx.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
             for v in vs:
-                for z in ((0, 1, 2, 3) if d > 1 else (0,)):
+                for z in ((0, 1, 2, 3) if grid.shards else (0,)):
                     for r in ("none", "selective", "full"):
-                        for sp in ((False, True) if t > 1 else (False,)):
-                            yield Parallelism(tp=t, pp=p, dp=d, zero=z, recompute=r, sequence_parallel=sp,
-                                              micro_batch=b, interleave=v)
+                        for sp in ((False, True) if grid.tp > 1 else (False,)):
+                            yield make_parallelism(grid, z, r, sp, b, v)
 
 
-def brute(workload):
-    """[(goodput tokens/s, parallelism, report, needed_recompute_full, needs_sharding)] of every fitting plan."""
+def brute(workload, grids=None):
+    """([(goodput tokens/s, parallelism, report)] of every fitting plan, {plan: report}, usable bytes)."""
     wctx = context_for(workload)
     usable = wctx.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     goodput = wctx.failures.goodput
     out = []
     reports = {}
-    for par in all_plans(workload):
+    for par in all_plans(workload, grids):
         rep = evaluate(workload, par)
-        reports[(par.tp, par.pp, par.dp, par.zero, par.recompute, par.sequence_parallel, par.micro_batch,
-                 par.interleave)] = rep
+        reports[par] = rep
         if rep.memory_bytes <= usable:
             out.append((rep.tokens_per_s * (goodput if goodput > 0 else 1.0), par, rep))
     return out, reports, usable

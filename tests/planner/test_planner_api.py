@@ -3,7 +3,7 @@ import pytest
 
 from lab_core.planner import plan_json
 
-PLAN_KEYS = {"fits", "stage", "stage_rank", "plan_shape", "parallelism", "gpus", "memory", "throughput",
+PLAN_KEYS = {"fits", "stage", "stage_rank", "plan_shape", "parallelism", "gpus", "memory", "throughput", "pins", "provisional",
              "checkpoint", "meters", "decisions", "diagram", "alternatives", "unfit_stages", "no_fit", "search",
              "report"}
 

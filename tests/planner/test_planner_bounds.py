@@ -1,45 +1,66 @@
-"""The planner's step-time bound (bounds.StepBound) never exceeds evaluate()'s step time."""
+"""The planner's bounds: memory is evaluate()'s figure exactly, and the step-time
+bound (bounds.StepBound) never exceeds evaluate()'s step time, for plans with
+context and expert parallelism, uneven pipeline splits, every stack and fp8."""
 import random
 
 import pytest
 
-from lab_core import Parallelism, Workload, evaluate
+from lab_core import Parallelism, evaluate
 from lab_core.context import context_for
-from lab_core.planner.bounds import StepBound
-from lab_core.planner.space import Space, divisors
+from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies
+from lab_core.planner.space import Grid, space_for
+from planner_random import random_plan, random_workload
 
 
 def _plans(seed, n):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        w = Workload(params=float("%.3g" % 10 ** rng.uniform(8.2, 12.3)),
-                     gpus=rng.choice([1, 8, 16, 64, 128, 512, 1024]),
-                     global_batch_tokens=int(2 ** rng.uniform(16, 22)), seq_len=rng.choice([512, 2048, 8192]),
-                     flash_attention=rng.random() < 0.5, inter_node_gbps=float("%.3g" % 10 ** rng.uniform(1.4, 3.5)),
-                     gpu=rng.choice(["a100_80gb", "h100_80gb"]))
-        layouts = Space(w).layouts(w.gpus)
-        if not layouts:
-            continue
-        t, p, d = rng.choice(layouts)
-        R = w.batch_sequences // d
-        b = rng.choice(divisors(R))
-        m = R // b
-        vs = divisors(w.shape.layers // p) if p > 1 and m % p == 0 else [1]
-        par = Parallelism(tp=t, pp=p, dp=d, zero=rng.choice((0, 1, 2, 3)) if d > 1 else 0,
-                          recompute=rng.choice(("none", "selective", "full")),
-                          sequence_parallel=t > 1 and rng.random() < 0.8,
-                          micro_batch=b, interleave=rng.choice(vs))
-        out.append((w, par))
+        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024])
+        out.append((w, random_plan(rng, w)))
     return out
 
 
-@pytest.mark.parametrize("w,par", _plans(4, 150))
-def test_step_bound_never_exceeds_evaluate(w, par):
+PLANS = _plans(4, 300)
+
+
+def test_random_plans_cover_the_new_dimensions():
+    pars = [par for _, par in PLANS]
+    assert any(p.cp > 1 for p in pars) and any(p.ep > 1 for p in pars)
+    assert any(p.first_stage_layers for p in pars)
+    assert {w.stack for w, _ in PLANS} == {"modern", "torch_native", "megatron_lm_2021"}
+    assert any(w.precision == "fp8" for w, _ in PLANS)
+
+
+@pytest.mark.parametrize("w,par", PLANS)
+def test_memory_is_exact_and_step_bound_never_exceeds_evaluate(w, par):
     wctx = context_for(w)
-    probe = evaluate(w, Parallelism(tp=par.tp, pp=par.pp, dp=par.dp, zero=1 if par.dp > 1 else 0,
-                                    sequence_parallel=par.tp > 1))
-    bound = StepBound(wctx, par.tp, par.pp, par.dp, probe)
-    step = evaluate(w, par).step_s
+    grid = Grid.of(par)
+    probe = evaluate(w, Parallelism(zero=1 if grid.shards else 0, sequence_parallel=par.tp > 1,
+                                    **grid.parallelism_fields()))
+    bound = StepBound(wctx, grid, probe)
+    report = evaluate(w, par)
+    memory = plan_memory(wctx, grid, par.zero, par.recompute, par.micro_batch, par.interleave,
+                         par.sequence_parallel)
+    assert memory == pytest.approx(report.memory_bytes, rel=1e-12)
     lower = bound.step(par.micro_batch, par.interleave, par.zero, par.recompute, par.sequence_parallel or par.tp == 1)
-    assert lower <= step * (1 + 1e-12)
+    assert lower <= report.step_s * (1 + 1e-12)
+    every_zero = bound.step(par.micro_batch, par.interleave, None, par.recompute,
+                            par.sequence_parallel or par.tp == 1)
+    assert every_zero <= lower * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
+def test_shared_floor_never_exceeds_evaluate(w, par):
+    """The floor from another grid's probe with the same tp, cp and ep (layers of one kind, flash attention)."""
+    wctx = context_for(w)
+    grid = Grid.of(par)
+    others = [g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp, g.ep) == (grid.tp, grid.cp, grid.ep)]
+    reference = others[(par.micro_batch + par.interleave) % len(others)]
+    probe = evaluate(w, Parallelism(zero=1 if reference.shards else 0, sequence_parallel=reference.tp > 1,
+                                    **reference.parallelism_fields()))
+    shared = SharedFloor(wctx, reference, probe)
+    mode = "full" if par.recompute == "full" else "none"
+    step = evaluate(w, par).step_s
+    assert shared.floor(wctx, grid, par.micro_batch, mode) <= step * (1 + 1e-12)
+    assert shared.least(wctx, grid, [(par.micro_batch, par.interleave)], mode) <= step * (1 + 1e-12)

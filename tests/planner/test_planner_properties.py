@@ -86,7 +86,7 @@ def test_recommend_never_raises_and_is_json_ready(inputs):
         assert unfit["stage"] in STAGES and unfit["reason"] in vocab["unfit_reasons"]
         assert unfit["stage"] not in [a["stage"] for a in plan["alternatives"]]
     par = plan["parallelism"]
-    assert par["tp"] * par["pp"] * par["dp"] == plan["gpus"]["used"] <= plan["gpus"]["requested"]
+    assert par["tp"] * par["cp"] * par["pp"] * par["dp"] == plan["gpus"]["used"] <= plan["gpus"]["requested"]
     if plan["fits"]:
         assert plan["report"]["memory"]["total_bytes"] <= plan["memory"]["usable_bytes"]
         assert plan["no_fit"] is None

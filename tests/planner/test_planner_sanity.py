@@ -104,7 +104,7 @@ def test_nothing_fits_says_so_with_overflow_and_min_gpus():
     assert nf["overflow_bytes"] > 0 and nf["overflow_ratio"] > 1
     assert nf["min_gpus"] > 8
     lay = nf["min_gpus_layout"]
-    assert lay["tp"] * lay["pp"] * lay["dp"] == nf["min_gpus"]
+    assert lay["tp"] * lay["cp"] * lay["pp"] * lay["dp"] == nf["min_gpus"]
     # The smallest count really fits, and nothing is recommended there that overflows.
     bigger = recommend(Workload(params=1e12, gpus=nf["min_gpus"]))
     assert bigger.fits

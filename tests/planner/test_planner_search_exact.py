@@ -7,9 +7,12 @@ from lab_core import Workload
 from lab_core.planner.assumptions import TIE_TOLERANCE
 from lab_core.planner.search import search, simplicity_key
 from planner_brute import brute
+from planner_random import random_workload_fields
+from lab_core.planner.space import space_for
 
 
 def _workloads(n, seed):
+    """Dense workloads of the six sliders' kind."""
     rng = random.Random(seed)
     out = []
     while len(out) < n:
@@ -26,6 +29,24 @@ def _workloads(n, seed):
     return out
 
 
+def _new_dimension_workloads(n, seed):
+    """Small workloads with context parallelism, experts, uneven splits, stacks and fp8
+    (batches of a few sequences keep the exhaustive search small)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        kw = random_workload_fields(rng, [2, 4, 8, 16, 32], moe_share=0.5, long_share=0.5, max_log_params=11.5)
+        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([4, 8, 16])
+        try:
+            w = Workload(**kw)
+        except Exception:  # noqa: BLE001 - an inconsistent draw: draw again
+            continue
+        grids = space_for(w).layouts(w.gpus)
+        if grids and len(grids) <= 40 and any(g.cp > 1 or g.ep > 1 or g.first for g in grids):
+            out.append(kw)
+    return out
+
+
 # Found by a wider exhaustive comparison when the model had two overlap windows
 # (ZeRO-3 with one micro-batch, where full recompute and sequence parallelism
 # off were faster); kept now that one shared window rules that out.
@@ -34,8 +55,17 @@ REGRESSIONS = [
          inter_node_gbps=39.56477109385798, flash_attention=True, gpu="a100_80gb"),
 ]
 
+NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
 
-@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7), ids=lambda kw: "%.3g@%d" % (kw["params"], kw["gpus"]))
+
+def test_new_dimension_workloads_cover_them():
+    grids = [g for kw in NEW_DIMENSIONS for g in space_for(Workload(**kw)).layouts(kw["gpus"])]
+    assert any(g.cp > 1 for g in grids) and any(g.ep > 1 for g in grids) and any(g.first for g in grids)
+    assert {kw["stack"] for kw in NEW_DIMENSIONS} == {"modern", "torch_native", "megatron_lm_2021"}
+
+
+@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS,
+                         ids=lambda kw: "%.3g@%d" % (kw["params"], kw["gpus"]))
 def test_pruned_search_matches_exhaustive(kw):
     w = Workload(**kw)
     result = search(w)

@@ -59,7 +59,7 @@ def test_nothing_fits_names_the_smallest_gpu_count_everywhere():
     no_fit = plan["no_fit"]
     assert no_fit["min_gpus"] and no_fit["min_gpus_stage"] == "full_3d"
     layout = no_fit["min_gpus_layout"]
-    assert layout["tp"] * layout["pp"] * layout["dp"] == no_fit["min_gpus"]
+    assert layout["tp"] * layout["cp"] * layout["pp"] * layout["dp"] == no_fit["min_gpus"]
     decisions = {d["id"]: d for d in plan["decisions"]}
     assert decisions["parallelism"]["option"] == "nothing_fits"
     assert decisions["parallelism"]["numbers"]["min_gpus"] == no_fit["min_gpus"]

@@ -10,6 +10,7 @@ root.dataset.script = "running"; // lab-static.js reports a blocked module by it
 const config = JSON.parse(document.getElementById("lab-config").textContent);
 const catalog = config.session.catalog;
 const statusEl = document.getElementById("lab-status");
+const refiningEl = document.getElementById("lab-refining");
 const noticeEl = document.getElementById("lab-notice");
 const sliders = Object.fromEntries(config.sliders.map((s) => [s.name, s]));
 const progress = createProgress({ root, catalog, lang: config.lang });
@@ -203,6 +204,16 @@ function request(historyMode) {
 }
 
 function onResult(seq, result) {
+  if (result.ok && result.provisional) {
+    // The quick answer: on screen at once, marked as refining until the full search's.
+    if (seq === latestSeq) {
+      applyView(result.view, { controls: false });
+      refiningEl.hidden = false;
+      root.dataset.provisionalSeq = String(seq);
+    }
+    return;
+  }
+  if (seq === latestSeq) refiningEl.hidden = true;
   if (seq < latestSeq) {
     // A newer request is on its way: show this answer, but keep what the
     // reader has changed since (inputs, controls, history) untouched.
@@ -416,7 +427,8 @@ runtime = createLabRuntime({
   onProgress: progress.update,
   onStatus,
   onResult: (seq, result) => {
-    if (linkPending && seq >= latestSeq) {
+    // A shared link's notes come with its final answer, not a provisional one.
+    if (linkPending && seq >= latestSeq && !(result.ok && result.provisional)) {
       delete root.dataset.linkPending;
       notice("");
       onResult(seq, result);

@@ -48,8 +48,12 @@ function registerServiceWorker(url) {
   });
 }
 
+const REFINE_DELAY_MS = 40;
+
 export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
-  const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null };
+  // refine: the full request of the newest move, sent when its quick answer was provisional.
+  const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null, refine: null,
+                  refineTimer: null };
   const limits = timeouts();
 
   function send(message) {
@@ -58,9 +62,14 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
     state.worker.postMessage({ type: "evaluate", ...message });
   }
 
+  // Each move is asked for quickly first (the planner stops early once a plan
+  // fits); a provisional answer is refined by the full search unless the reader
+  // moves again within REFINE_DELAY_MS (a drag refines only where it stops).
   function request(payload) {
     state.seq += 1;
-    const message = { seq: state.seq, request: JSON.stringify(payload) };
+    clearTimeout(state.refineTimer);
+    state.refine = { seq: state.seq, request: JSON.stringify(payload) };
+    const message = { seq: state.seq, request: JSON.stringify({ ...payload, quick: true }) };
     if (!state.ready || state.busy) state.pending = message;
     else send(message);
     return state.seq;
@@ -126,8 +135,15 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         state.busy = false;
         performance.clearMarks("lab:result"); // only the latest: the timeline must not grow per move
         performance.mark("lab:result", { detail: { seq: data.seq, workerMs: data.ms } });
-        onResult(data.seq, JSON.parse(data.response), data.ms);
+        const response = JSON.parse(data.response);
+        onResult(data.seq, response, data.ms);
         if (state.pending) send(state.pending);
+        else if (response.provisional && state.refine && state.refine.seq === data.seq) {
+          const refine = state.refine;
+          state.refineTimer = setTimeout(() => {
+            if (state.refine === refine && !state.busy) send(refine);
+          }, REFINE_DELAY_MS);
+        }
       } else if (data.type === "fatal") {
         clearTimeout(timer);
         fail(data.reason);

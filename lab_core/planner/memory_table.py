@@ -1,0 +1,118 @@
+"""Per-GPU memory of plans, with the repeated parts computed once.
+
+The numbers are lab_core.gpu_memory's (stages, stage_params, state_parts,
+stage_activation_terms and stage_activation_total: the functions
+memory_of() composes), so they equal evaluate()'s memory_bytes exactly. What
+the planner asks for repeats: the training state of a stage depends only on
+tp, pp, the split, ep, the ranks and ZeRO; a stage's activation terms only
+on tp, cp, its layers, recompute, sequence parallelism and the micro-batch.
+Memory also does not depend on the GPU count, the fabric, the GPU preset or
+the checkpoint interval, so one table serves every slider move that keeps
+the model, the sequence and the batch (table_for caches a few).
+"""
+from ..gpu_memory import stage_activation_terms, stage_activation_total, stage_params, stages, state_parts
+
+_TABLES = {}
+_TABLES_KEPT = 8
+# A table drops its entries past this many (a long session of slider moves).
+_ENTRIES_KEPT = 200_000
+
+
+def _key(ctx):
+    shape = ctx.shape
+    experts = None if shape.experts is None else tuple(sorted(shape.experts.to_dict().items()))
+    return (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab, experts,
+            ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes)
+
+
+_LAST = [None, None]  # the last context asked for and its table (the search asks many times in a row)
+
+
+def table_for(ctx):
+    """The MemoryTable of a workload context (shared by workloads with the same memory inputs)."""
+    if _LAST[0] is ctx:
+        return _LAST[1]
+    key = _key(ctx)
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= _TABLES_KEPT:
+            del _TABLES[next(iter(_TABLES))]
+        table = _TABLES[key] = MemoryTable(ctx)
+    _LAST[0], _LAST[1] = ctx, table
+    return table
+
+
+class MemoryTable:
+    """Memory of the stage kinds of grids (bounds.py's functions read it)."""
+
+    __slots__ = ("ctx", "_kinds", "_states", "_terms", "_totals", "_size")
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._kinds = {}
+        self._states = {}
+        self._terms = {}
+        self._totals = {}
+        self._size = 0
+
+    def _room(self):
+        self._size += 1
+        if self._size > _ENTRIES_KEPT:
+            self._states.clear()
+            self._terms.clear()
+            self._totals.clear()
+            self._size = 0
+
+    def kinds(self, grid):
+        """The grid's kinds of stage (gpu_memory.stages)."""
+        key = (grid.pp, grid.first, grid.last)
+        found = self._kinds.get(key)
+        if found is None:
+            ctx = self.ctx
+            first, middle, last = grid.split(ctx.layers)
+            experts = ctx.shape.experts
+            found = self._kinds[key] = stages(grid.pp, first, middle, last,
+                                              None if experts is None else experts.dense_layers)
+        return found
+
+    def states(self, grid, zero):
+        """Training state of each kind of stage, as gpu_memory.memory_of counts it:
+        shared weights over the dp x cp ranks, experts over the tp cp dp / ep ranks."""
+        key = (grid.tp, grid.pp, grid.first, grid.last, grid.ep, grid.dp * grid.cp, grid.expert_ranks, zero)
+        found = self._states.get(key)
+        if found is None:
+            ctx = self.ctx
+            out = []
+            for stage in self.kinds(grid):
+                shared, expert = stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)
+                weights, grads, optimizer = state_parts(ctx, grid.tp, shared, grid.dp * grid.cp, zero, expert,
+                                                        grid.expert_ranks, grid.ep)
+                out.append(weights + grads + optimizer)
+            found = self._states[key] = tuple(out)
+            self._room()
+        return found
+
+    def activations(self, grid, recompute, micro_batch, interleave, sequence_parallel):
+        """Activations of each kind of stage (gpu_memory.stage_activations)."""
+        key = (grid.tp, grid.cp, grid.pp, grid.first, grid.last, grid.dp, recompute, micro_batch, interleave,
+               sequence_parallel)
+        found = self._totals.get(key)
+        if found is None:
+            found = self._totals[key] = self._activations(grid, recompute, micro_batch, interleave, sequence_parallel)
+            self._room()
+        return found
+
+    def _activations(self, grid, recompute, micro_batch, interleave, sequence_parallel):
+        ctx = self.ctx
+        micro_batches = ctx.batch_sequences // grid.dp // micro_batch
+        out = []
+        for stage in self.kinds(grid):
+            key = (grid.tp, grid.cp, stage.dense, stage.moe, recompute, sequence_parallel, micro_batch)
+            terms = self._terms.get(key)
+            if terms is None:
+                terms = self._terms[key] = stage_activation_terms(ctx, grid.tp, grid.cp, stage, recompute,
+                                                                  sequence_parallel, micro_batch)
+                self._room()
+            out.append(stage_activation_total(ctx, grid.tp, grid.cp, grid.pp, stage, terms, micro_batch,
+                                              micro_batches, interleave))
+        return tuple(out)

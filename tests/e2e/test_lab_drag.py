@@ -1,0 +1,63 @@
+"""A drag ends on the right answer (issue 19): after 60 moves of one slider,
+one per frame, the page shows what lab_view.Session computes for the drag's
+last position; coalescing may skip positions, never the last one."""
+import pytest
+
+from labsite.catalog import load_catalogs
+from labsite.labpage import default_inputs, load_lab_layout
+from labsite.pages.lab import runtime_session_config
+from labsite.pages.rules import load_rules
+from labsite.scenarios import load_scenario
+from labsite.sliders import slider_stops
+from labtest import requested, settle, wait_live
+from lab_view import Session
+
+DRAG_JS = """async ({ name, count, last }) => {
+  const slider = document.getElementById(`slider-${name}`);
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  const max = Number(slider.max);
+  for (let i = 0; i < count; i++) {
+    await frame();
+    const value = i === count - 1 ? last : Math.round(max * (0.5 + 0.5 * Math.sin(i / 5)));
+    slider.value = String(value);
+    slider.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+  slider.dispatchEvent(new Event("change", { bubbles: true }));
+}"""
+
+SHOWN_JS = """() => {
+  const lab = document.getElementById("lab-app");
+  const meters = Object.fromEntries([...lab.querySelectorAll("[data-bind-valuetext^='meters.']")]
+    .map((el) => [el.dataset.bindValuetext.split(".")[1], el.getAttribute("aria-valuetext")]));
+  const items = Object.fromEntries([...lab.querySelectorAll("[data-bind^='plan.items.']")]
+    .map((el) => [el.dataset.bind.split(".")[2], el.textContent]));
+  return { meters, items };
+}"""
+
+
+def _expected(start, name, stop):
+    layout = load_lab_layout()
+    config = runtime_session_config(layout, load_catalogs()["en"], "en", load_rules())
+    view = Session(config).evaluate(dict(start, **{name: stop}))["view"]
+    return {"meters": {k: v["text"] for k, v in view["meters"].items()}, "items": view["plan"]["items"]}
+
+
+@pytest.mark.parametrize("card,name,last_index", [(None, "gpus", 3), ("at-scale", "params", -2), (None, "seq_len", -1)])
+def test_a_drag_of_sixty_moves_ends_on_the_answer_for_its_last_position(page, card, name, last_index):
+    page.goto("lab/")
+    wait_live(page)
+    settle(page)
+    start = dict(default_inputs())
+    if card:
+        seq = requested(page)
+        page.click(f"button[data-scenario={card}]")
+        settle(page, seq)
+        start.update(load_scenario(card).workload)
+    slider = next(s for s in load_lab_layout()["sliders"] if s["name"] == name)
+    stops = slider_stops(name, slider["series"])
+    last = last_index % len(stops)
+    seq = requested(page)
+    page.evaluate(DRAG_JS, {"name": name, "count": 60, "last": last})
+    settle(page, seq)
+    assert requested(page) > seq + 1  # the drag sent more than one request
+    assert page.evaluate(SHOWN_JS) == _expected(start, name, stops[last])

@@ -1,0 +1,62 @@
+"""Random workloads and plans over the whole planner space (tests only): dense
+and mixture-of-experts shapes, long sequences (context parallelism), uneven
+pipeline splits, the three software stacks and both number formats."""
+import random
+
+from lab_core import Workload
+from lab_core.planner.search import make_parallelism
+from lab_core.planner.space import divisors, space_for
+
+STACKS = ("modern", "torch_native", "megatron_lm_2021")
+
+
+def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3):
+    """Keyword arguments of a random Workload (may still be refused by Workload)."""
+    kw = dict(params=float("%.3g" % 10 ** rng.uniform(8.2, max_log_params)),
+              gpus=rng.choice(gpus_choices),
+              inter_node_gbps=float("%.3g" % 10 ** rng.uniform(1.4, 3.5)),
+              flash_attention=rng.random() < 0.7,
+              gpu=rng.choice(["a100_80gb", "h100_80gb", "b200_192gb", "h800_80gb"]),
+              stack=rng.choice(STACKS),
+              dropout=rng.random() < 0.5)
+    if rng.random() < long_share:
+        kw["seq_len"] = rng.choice([8192, 16384, 32768, 131072])
+        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([4, 8, 16, 64, 256])
+    else:
+        kw["seq_len"] = rng.choice([512, 2048, 8192])
+        kw["global_batch_tokens"] = int(2 ** rng.uniform(16, 22))
+    if kw["gpu"] in ("h100_80gb", "h800_80gb", "b200_192gb") and rng.random() < 0.4:
+        kw["precision"] = "fp8"
+    if rng.random() < 0.25:
+        # A layer count with uneven Megatron splits (layers + 2 with many divisors).
+        kw["layers"] = rng.choice([14, 30, 62, 126])
+    if rng.random() < moe_share:
+        kw["experts"] = rng.choice([8, 16, 64])
+        kw["experts_per_token"] = rng.choice([1, 2, 4])
+        kw["shared_experts"] = rng.choice([0, 1])
+        kw["dense_layers"] = rng.choice([0, 1])
+    return kw
+
+
+def random_workload(rng, gpus_choices, **options):
+    """A random valid Workload with at least one grid on its GPUs, and its fields."""
+    while True:
+        kw = random_workload_fields(rng, gpus_choices, **options)
+        try:
+            w = Workload(**kw)
+        except Exception:  # noqa: BLE001 - an inconsistent draw (e.g. fp8 on A100): draw again
+            continue
+        if space_for(w).layouts(w.gpus):
+            return w, kw
+
+
+def random_plan(rng, w):
+    """A random plan of the planner's space for workload w."""
+    grid = rng.choice(space_for(w).layouts(w.gpus))
+    R = w.batch_sequences // grid.dp
+    b = rng.choice(divisors(R))
+    m = R // b
+    vs = divisors(grid.interleave_layers(w.shape.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
+    return make_parallelism(grid, rng.choice((0, 1, 2, 3)) if grid.shards else 0,
+                            rng.choice(("none", "selective", "full")), grid.tp > 1 and rng.random() < 0.8,
+                            b, rng.choice(vs))

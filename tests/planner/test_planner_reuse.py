@@ -1,0 +1,53 @@
+"""What recommend() reuses from earlier calls gives the plan a fresh search gives."""
+import dataclasses
+
+import pytest
+
+from lab_core import Workload
+from lab_core.planner import recommend, reuse
+
+
+def _fresh(workload, pins=None):
+    reuse.clear()
+    return recommend(workload, pins).to_dict()
+
+
+def _without_search_counts(plan):
+    return dict(plan, search={k: v for k, v in plan["search"].items()
+                              if k not in ("plans_evaluated", "plans_considered", "reused")})
+
+
+@pytest.mark.parametrize("kw,pins", [
+    (dict(params=175e9, gpus=1024, global_batch_tokens=1536 * 2048), None),
+    (dict(params=13e9, gpus=64), {"tp": 2}),
+    (dict(params=1e12, gpus=8), None),  # nothing fits: the closest plan is reused
+    (dict(params=405e9, gpus=16384, gpu="h100_80gb", seq_len=131072, global_batch_tokens=128 * 131072), None),
+])
+def test_a_new_checkpoint_interval_reuses_the_search_and_gives_the_fresh_plan(kw, pins):
+    before = Workload(**kw, checkpoint_interval_min=60)
+    after = dataclasses.replace(before, checkpoint_interval_min=7)
+    reuse.clear()
+    recommend(before, pins)
+    reused = recommend(after, pins).to_dict()
+    assert reused["search"]["reused"] is True
+    fresh = _fresh(after, pins)
+    assert fresh["search"]["reused"] is False
+    assert _without_search_counts(reused) == _without_search_counts(fresh)
+
+
+def test_the_same_inputs_give_the_same_plan_object():
+    reuse.clear()
+    w = Workload(params=13e9, gpus=64)
+    assert recommend(w) is recommend(Workload(params=13e9, gpus=64))
+    assert recommend(w, {"tp": 2}) is not recommend(w)
+
+
+def test_caches_keep_the_most_recent(monkeypatch):
+    monkeypatch.setattr(reuse.PLANS, "kept", 4)
+    monkeypatch.setattr(reuse.SEARCHES, "kept", 4)
+    reuse.clear()
+    for gpus in range(1, 11):
+        recommend(Workload(params=1.3e8, gpus=gpus))
+    assert len(reuse.PLANS.items) == 4 and len(reuse.SEARCHES.items) == 4
+    last = Workload(params=1.3e8, gpus=10)
+    assert recommend(last) is recommend(last)
