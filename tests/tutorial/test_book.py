@@ -116,11 +116,32 @@ def test_chinese_has_no_space_between_a_placeholder_and_a_chinese_character(chap
     assert not found, found[:5]
 
 
+# "stage 二处理 micro-batch 一": an English noun numbered with a Chinese numeral
+# reads as neither language. Write "stage 2" (digits name one of several things)
+# or "第二个 stage". A measure word after the numeral ("stage 一样", "chunk 一个")
+# is ordinary Chinese, not an ordinal.
+CHINESE_ORDINAL = re.compile(r"\b(?:[Ss]tage|micro-batch|chunk|rank)s? ?"
+                             r"[零一二三四五六七八九十]+(?![个块条种样次层些共直起])")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=IDS)
+def test_chinese_numbers_an_english_noun_with_digits(chapter):
+    found = [m.group(0) for text in _zh_sources(chapter) for m in CHINESE_ORDINAL.finditer(text)]
+    assert not found, found[:5]
+
+
+def test_chinese_catalogs_number_an_english_noun_with_digits():
+    text = yaml.safe_dump(CATALOGS["zh"], allow_unicode=True)
+    assert not CHINESE_ORDINAL.findall(text)
+
+
 def test_the_checks_catch_what_they_look_for():
     assert SPACE_AFTER_FULL_WIDTH.search("两张账单， 一块 GPU")
     assert not SPACE_AFTER_FULL_WIDTH.search("两张账单，一块 GPU")
     assert SPACED_PLACEHOLDER.search("要跑 {interval} 的") and SPACED_PLACEHOLDER.search("共 {gpus}")
     assert not SPACED_PLACEHOLDER.search("要跑{interval}的 GPU {n}")
+    assert CHINESE_ORDINAL.search("stage 二处理 micro-batch 一") and CHINESE_ORDINAL.search("从 stage 零到 stage 三")
+    assert not CHINESE_ORDINAL.search("stage 2 处理 micro-batch 1，每个 stage 一样重，第二个 stage")
 
 
 GLOSSARY = yaml.safe_load((TUTORIAL_DIR / "glossary.yaml").read_text(encoding="utf-8"))["terms"]
