@@ -14,7 +14,7 @@ from lab_core import memory, pipeline
 from lab_core.comms import ring_time
 from lab_core.context import context_for
 from lab_core.planner import recommend
-from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
+from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from lab_core.timing import layer_times
 
 from .activations import LLAMA70_SHAPE
@@ -66,7 +66,8 @@ def _brief_values(w):
         "batch": (w.batch_sequences, "count"), "training_tokens": (w.training_tokens, "scaled"),
         "device": (w.gpu_memory_bytes, "bytes"),
         "usable": (w.gpu_memory_bytes * (1.0 - MEMORY_SAFETY_MARGIN), "bytes"),
-        "margin": (MEMORY_SAFETY_MARGIN, "percent"),
+        "margin": (MEMORY_SAFETY_MARGIN, "percent"), "tie": (TIE_TOLERANCE, "percent"),
+        "hidden_share": (HIDDEN_SHARE, "percent"), "failures_negligible": (FAILURES_NEGLIGIBLE, "percent"),
     }
 
 
