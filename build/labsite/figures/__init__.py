@@ -23,6 +23,7 @@ from html import escape
 from lab_view import QuantityError, format_quantity, parse_quantity
 
 from ..errors import BuildError
+from ..registry import registrar
 
 FIGURE_KINDS = {}
 
@@ -46,12 +47,8 @@ class Kind:
 def figure_kind(name, params=None, css=""):
     """Register ``draw(params, text) -> Drawing`` as figure kind ``name``;
     ``params``: every parameter with its default (its type is the one accepted)."""
-    def register(draw):
-        if name in FIGURE_KINDS:
-            raise ValueError(f"figure kind {name!r} is registered twice")
-        FIGURE_KINDS[name] = Kind(name, draw, dict(params or {}), css)
-        return draw
-    return register
+    return registrar(FIGURE_KINDS, "figure kind",
+                     lambda kind, draw: Kind(kind, draw, dict(params or {}), css))(name)
 
 
 class FigureText:

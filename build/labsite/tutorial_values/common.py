@@ -14,6 +14,8 @@ from lab_core import calibration as cal
 from lab_core.hardware import GPU_PRESETS
 from lab_core.inputs import SPEC_BY_NAME
 
+from ..registry import registrar
+
 GB = 1e9
 
 
@@ -32,14 +34,8 @@ class Chapter:
 CHAPTERS = {}
 
 
-def chapter(chapter_id):
-    """Register the function that computes chapter ``chapter_id``'s numbers."""
-    def register(function):
-        if chapter_id in CHAPTERS:
-            raise ValueError(f"two functions compute tutorial chapter {chapter_id!r}")
-        CHAPTERS[chapter_id] = function
-        return function
-    return register
+#: ``@chapter("<id>")``: register the function that computes chapter ``<id>``'s numbers.
+chapter = registrar(CHAPTERS, "tutorial chapter")
 
 
 @cache
