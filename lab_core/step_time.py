@@ -193,9 +193,17 @@ def context_parallel_times(ctx, par, layer):
     backward = (cp - 1) * (2.0 * step - 2.0 * attention_step if step > attention_step else 0.0)
     total = 3.0 * (cp - 1) * step
     exposed = forward + backward
-    if ctx.modern:
-        exposed += cal.COMM_CONTENTION * (total - exposed)
-    return total, exposed
+    return total, exposed + context_parallel_charge(ctx) * (total - exposed)
+
+
+def context_parallel_charge(ctx):
+    """Share of the hidden ring exchange that still costs time: the modern stack
+    slows the attention it hides behind by calibration.COMM_CONTENTION; the
+    2021 stack predates context parallelism (Megatron-Core added it in 2023,
+    arXiv:2310.01889 as cited above) and exposed its model-parallel
+    collectives (stack.py), so there the whole exchange is charged.
+    TEACHING ASSUMPTION for megatron_lm_2021 (no published 2021 run used CP)."""
+    return cal.COMM_CONTENTION if ctx.modern else 1.0
 
 
 def pipeline_send_time(ctx, par):

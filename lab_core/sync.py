@@ -45,7 +45,7 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # unreduced over micro-batches). Prefetch runs one layer ahead inside
         # the same micro-batch: the first gather of each pass is exposed, the
         # rest competes for that pass's compute window.
-        z3 = zero3_times(ctx, t, p, d)
+        z3 = zero3_times(ctx, t, p, d, par.ep)
         gather, fill, reduce = z3.gather, z3.layer_gather, z3.reduce
         exposed_forward = fill + excess(gather - fill, overlap * mb.forward)
         exposed_backward = fill + excess(gather + reduce - fill, overlap * (mb.backward + mb.recompute))
@@ -229,10 +229,11 @@ class Zero3Times:
         self.reduce = reduce
 
 
-def zero3_times(ctx, tp, pp, dp):
+def zero3_times(ctx, tp, pp, dp, ep):
     """Per-layer weight all-gather, one pass's gathers and the gradient reduce-scatter.
 
-    Messages are one layer's 16-bit weights (2 x layer params / t bytes) or
+    Messages are one layer's 16-bit weights (2 x layer params / t bytes; with
+    experts, the largest layer a GPU holds, gpu_memory.largest_layer_params) or
     its gradients (grad bytes x layer params / t), plus the embeddings
     (V h / t + s h) as one more message; each runs at the bus bandwidth of its
     own size (comms.size_efficiency) over the link the DP group spans.
@@ -249,7 +250,7 @@ def zero3_times(ctx, tp, pp, dp):
     rpn = dp_ranks_per_node(ctx, tp, pp, dp)
     if rpn < dp:
         rpn = 1
-    layer = ctx.layer_params / tp
+    layer = largest_layer_params(ctx.shape, tp, ep)
     emb = ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
     nvl, nic = ctx.nvlink_rate, ctx.nic_rate
     g_layer = group_time(2.0 * layer, dp, rpn, nvl, nic, 1.0)

@@ -16,7 +16,7 @@ from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, optimizer_time, zero3_times
-from ..step_time import expert_alltoall_times, output_layer_times
+from ..step_time import context_parallel_charge, expert_alltoall_times, output_layer_times
 
 __all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
@@ -207,7 +207,7 @@ class _ContextParallel:
     step_time.context_parallel_times: per layer, cp - 1 ring steps each send
     a block (2 b s/cp h r / t 16-bit values, forward; twice backward) behind
     an attention block; a step exposes max(0, send - attention), and the
-    modern stack pays COMM_CONTENTION on the hidden part. A micro-batch of b
+    hidden part costs step_time.context_parallel_charge. A micro-batch of b
     sends b blocks at the bus bandwidth of that size (comms.size_efficiency)
     and its attention grows b-fold. The probe (b = 1) gives the send and
     attention times; seconds(b) is then the model's figure for that stage.
@@ -221,10 +221,11 @@ class _ContextParallel:
         self.steps = 3.0 * (cp - 1)
         total = probe.cp_comm_total_s / (sequences * layers)
         exposed = probe.cp_comm_s / (sequences * layers)
-        self.contention = cal.COMM_CONTENTION if ctx.modern else 0.0
+        self.contention = context_parallel_charge(ctx)
         self.send = total / self.steps
         self.block = 2.0 * 2.0 * (ctx.seq_len / cp) * ctx.hidden * ctx.kv_ratio / grid.tp
-        unhidden = (exposed - self.contention * total) / (1.0 - self.contention)
+        # A charge of 1 (the 2021 stack) exposes every step whatever the attention time.
+        unhidden = (exposed - self.contention * total) / (1.0 - self.contention) if self.contention < 1.0 else 0.0
         # Exposed steps give the attention time; none exposed: at least the send (no exposure at any b).
         self.attention = self.send - unhidden / self.steps if unhidden > 0.0 else self.send
 
@@ -463,7 +464,7 @@ class StepBound:
             self.fsdp = _Fsdp(ctx, grid, fsdp_unit_times(ctx, tp, grid.ep, ranks, min(per_node, ranks)))
             self.zero3_unhidden_s = self.zero3_rest_s = 0.0
         elif ranks > 1:
-            z3 = zero3_times(ctx, tp, pp, ranks)
+            z3 = zero3_times(ctx, tp, pp, ranks, grid.ep)
             # The first gather of the forward and of the backward pass is never hidden.
             self.zero3_unhidden_s = 2.0 * z3.layer_gather
             self.zero3_rest_s = 2.0 * z3.gather + z3.reduce - self.zero3_unhidden_s
