@@ -33,6 +33,11 @@ def _idea_values(w, r):
         "flops_per_token": (per_token, "sci"),
         "dense_flops_per_token": (per_token * sh.params / sh.active_params, "sci"),
         "flops_ratio": (sh.params / sh.active_params, "plain"),
+        "ckpt_bpp": (cal.CHECKPOINT_BYTES_PER_PARAM, "plain"), "ckpt": (r.checkpoint_bytes, "bytes"),
+        "ckpt_per_gpu": (r.checkpoint_bytes / w.gpus, "bytes"), "ckpt_write": (r.checkpoint_write_s, "duration"),
+        "storage": (w.checkpoint_storage_gbps * 1e9, "bytes_per_s"),
+        "ckpt_active": (r.checkpoint_bytes * sh.active_params / sh.params, "bytes"),
+        "young": (r.young_interval_s, "duration"),
     }
 
 
