@@ -63,13 +63,15 @@ def time_slider_walks(walks, session_config):
     by_slider, evaluated, provisional = {}, [], 0
     for walk in walks:
         state = dict(walk["start"])
-        recommend(Workload(**state))  # the page had answered the starting state
+        shown = recommend(Workload(**state))  # the page had answered the starting state
         for stop in walk["stops"]:
             inputs = dict(state, **{walk["slider"]: stop})
             t0 = time.perf_counter()
             workload = Workload(**inputs)
-            # The page's first answer: the quick search (Session(quick=True)).
-            plan = recommend(workload, budget=QUICK_SEARCH_EVALUATIONS)
+            # The page's first answer: the quick search from the plan on screen (Session(quick=True)).
+            hint = shown.parallelism.to_dict() if shown.fits else None
+            plan = recommend(workload, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
+            shown = plan
             t1 = time.perf_counter()
             result = {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),
                       "plan": plan.to_dict()}
@@ -87,7 +89,7 @@ def time_slider_walks(walks, session_config):
                 # The full search the page asks for when the reader stops (no view: timed like the planner part).
                 provisional += 1
                 t5 = time.perf_counter()
-                recommend(Workload(**inputs))
+                shown = recommend(Workload(**inputs))
                 parts["refine"].append((time.perf_counter() - t5) * 1e3)
     return {"parts": {name: summarize(values) for name, values in parts.items() if values},
             "provisional": provisional, "moves": len(evaluated),

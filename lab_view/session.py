@@ -31,6 +31,8 @@ class Session:
         self.catalog = config["catalog"]
         self.kinds = config["kinds"]
         self.previous = None
+        # The plan on screen (Plan.to_dict()["parallelism"]): a quick answer starts from it.
+        self.shown = None
 
     def _error(self, name, value, reason):
         return render_error({"field": name, "value": value, "reason": reason}, self.catalog, self.kinds)
@@ -80,8 +82,9 @@ class Session:
     def _plan(self, inputs, merged, typed, notes, lenient, budget=None):
         """plan_json of ``merged``; when ``lenient``, each input the model
         rejects is reported and put back to its value in ``inputs``."""
+        hint = self.shown if budget is not None else None
         for _ in range(len(typed or {}) + 1):
-            result = plan_json(merged, budget=budget)
+            result = plan_json(merged, budget=budget, hint=hint)
             if result["ok"]:
                 return result, None
             error = render_error(result["error"], self.catalog, self.kinds)
@@ -111,6 +114,8 @@ class Session:
         changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
         if not plan["provisional"]:
             self.previous = decisions  # what changed is judged against the last final answer
+        if plan["fits"]:
+            self.shown = plan["parallelism"]
         view = render_result(result, report, self.catalog, self.kinds, changed)
         return {"ok": True, "inputs": merged, "view": view, "notes": notes, "provisional": plan["provisional"]}
 

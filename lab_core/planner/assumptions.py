@@ -88,3 +88,10 @@ CP_MAX = 32
 # asks for the full search right after (issue 19: an answer within one frame).
 # Not a teaching assumption: a speed setting with no effect on the final plan.
 QUICK_SEARCH_EVALUATIONS = 24
+
+# The quick answer's warm start (warm_start.py): the plan on screen is carried
+# to this many of the new workload's grids nearest its layout, and only when
+# the search has more than WARM_START_MIN_GRIDS grids (a smaller search is
+# quick enough whole). Speed settings with no effect on the final plan.
+WARM_START_GRIDS = 2
+WARM_START_MIN_GRIDS = 12

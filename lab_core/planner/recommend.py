@@ -22,7 +22,8 @@ from .nofit import largest_fitting, smallest_fitting
 from .plan import Plan
 from . import reuse
 from .pins import parse_pins
-from .search import Choices, search
+from .search import Choices, search_steps
+from .steps import finish
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 
@@ -224,7 +225,7 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     return out
 
 
-def recommend(workload, pins=None, budget=None):
+def recommend(workload, pins=None, budget=None, hint=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
     pins: None, or a dict of Parallelism fields the plan must have (pins.py:
@@ -239,21 +240,28 @@ def recommend(workload, pins=None, budget=None):
     search stops after this many evaluated plans once one fits; the Plan is
     then `provisional` (the best plan found so far, which fits) and the full
     search gives the final one. A finished search, or one reused, is final.
+    hint: with a budget, the plan on screen as Plan.to_dict()["parallelism"]:
+    the quick search tries it, carried to this workload, first (warm_start.py).
     """
+    return finish(recommend_steps(workload, pins, budget, hint))
+
+
+def recommend_steps(workload, pins=None, budget=None, hint=None):
+    """recommend() as steps (steps.py): yields while it searches, returns the Plan."""
     if not isinstance(workload, Workload):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     if pins is not None and not isinstance(pins, dict):
-        return _recommend(workload, pins, None)  # parse_pins names the problem
+        return (yield from _recommend(workload, pins, None, None))  # parse_pins names the problem
     key = reuse.workload_key(workload, pins)
     plan = reuse.PLANS.get(key)
     if plan is None:
-        plan = _recommend(workload, pins, budget)
+        plan = yield from _recommend(workload, pins, budget, hint)
         if not plan.provisional:
             reuse.PLANS.put(key, plan)
     return plan
 
 
-def _recommend(workload, pins, budget):
+def _recommend(workload, pins, budget, hint):
     requested = context_for(workload)
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
@@ -268,7 +276,7 @@ def _recommend(workload, pins, budget):
     else:
         used = _gpus_to_use(workload, space, usable, pinned, floor)
         w = _with_gpus(workload, used)
-        result = search(w, pinned, budget)
+        result = yield from search_steps(w, pinned, budget, hint if isinstance(hint, dict) else None)
         if result.complete:
             reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
@@ -284,8 +292,8 @@ def _recommend(workload, pins, budget):
     else:
         cand = result.closest
         plan.fits = False
-        found = smallest_fitting(requested, space, usable, floor=floor,
-                                 accept=None if pinned is None else pinned.allows_grid)
+        found = reuse.smallest_fitting(workload, pins, lambda: smallest_fitting(
+            requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
         plan.no_fit = _no_fit(workload, cand, found, usable)
     par, report = cand.parallelism, cand.report
     plan.parallelism = par

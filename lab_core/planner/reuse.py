@@ -8,7 +8,11 @@ it on every slider move, and readers move back and forth).
   (search.Candidate.score = tokens/s x goodput), so the ranking, the chosen
   plan, the best plan of each shape and the closest plan stay the same; only
   their reports are evaluated again for the new workload.
-Both caches keep the most recent entries (REUSE_KEPT).
+- The smallest GPU count that fits, by everything but the GPU count, the
+  inter-node bandwidth and the checkpoint interval: it compares memory floors
+  (nofit.smallest_fitting), which none of those change, so dragging the GPU
+  slider over counts where nothing fits asks it once.
+The caches keep the most recent entries (REUSE_KEPT).
 """
 from ..evaluate import evaluate
 from .search import Candidate, SearchResult
@@ -41,12 +45,27 @@ class _Recent:
 
 PLANS = _Recent(REUSE_KEPT)
 SEARCHES = _Recent(REUSE_KEPT)
+SMALLEST_FITTING = _Recent(REUSE_KEPT)
+
+# Inputs that change no memory floor (see SMALLEST_FITTING above).
+_NOT_MEMORY = ("gpus", "inter_node_gbps", "checkpoint_interval_min")
 
 
 def clear():
     """Forget every reused plan and search (benchmarks time fresh searches)."""
     PLANS.items.clear()
     SEARCHES.items.clear()
+    SMALLEST_FITTING.items.clear()
+
+
+def smallest_fitting(workload, pins, compute):
+    """compute() (nofit.smallest_fitting for `workload` and `pins`), once per memory-relevant inputs."""
+    key = workload_key(workload, pins, _NOT_MEMORY)
+    found = SMALLEST_FITTING.get(key)
+    if found is None:
+        found = (compute(),)  # a tuple, so that "nothing fits anywhere" (None) is remembered too
+        SMALLEST_FITTING.put(key, found)
+    return found[0]
 
 
 def workload_key(workload, pins, without=()):

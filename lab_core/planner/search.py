@@ -39,6 +39,8 @@ from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
+from .steps import finish
+from .warm_start import applies as warm_start_applies, nearest_grids, warm_plans
 
 
 class Candidate:
@@ -250,16 +252,23 @@ class Choices:
         return plan_memory(ctx, grid, *self.floor(grid))
 
 
-def search(workload, pins=None, budget=None):
+def search(workload, pins=None, budget=None, hint=None):
     """Search `workload` (whose gpus is already a count some grid uses) over the
     plans that match `pins` (a pins.Pins, or None for the whole space).
 
     budget: stop after this many evaluated plans once one fits (the result's
-    `complete` is then False and its chosen plan the best found so far)."""
+    `complete` is then False and its chosen plan the best found so far).
+    hint: with a budget, the plan on screen (warm_start.py): its layout carried
+    to this workload is tried first, and the search stops there if it fits."""
+    return finish(search_steps(workload, pins, budget, hint))
+
+
+def search_steps(workload, pins=None, budget=None, hint=None):
+    """search() as steps (steps.py): yields between grids, returns the SearchResult."""
     run = _Search(workload, pins, budget)
     complete = True
     try:
-        layouts, feasible, expanded = _run(run, pins)
+        layouts, feasible, expanded = yield from _run(run, pins, hint)
     except _OutOfBudget:
         complete = False
         layouts, feasible, expanded = run.layouts
@@ -287,8 +296,23 @@ def search(workload, pins=None, budget=None):
     return result
 
 
-def _run(run, pins):
-    """The search itself; fills `run` and returns (grids, grids that fit, grids expanded)."""
+def _warm_start(run, grids, choices, hint):
+    """Evaluate the plan on screen carried to this workload's nearest grids
+    (warm_start.py); when one fits, the quick search answers with it."""
+    ctx = run.ctx
+    for grid in nearest_grids(grids, hint):
+        for zero, mode, sp, b, v in warm_plans(grid, hint, choices, ctx.batch_sequences, ctx.layers):
+            par = make_parallelism(grid, zero, mode, sp, b, v)
+            if run.run_eval(par, candidate=run.pins is None or run.pins.match(par)).fits:
+                break
+    if run.fitting:
+        run.layouts = (len(grids), 0, 0)
+        raise _OutOfBudget
+
+
+def _run(run, pins, hint=None):
+    """The search itself, in steps (one per grid); fills `run` and returns
+    (grids, grids that fit, grids expanded)."""
     workload = run.w
     ctx = run.ctx
     space = space_for(workload)
@@ -298,11 +322,14 @@ def _run(run, pins):
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
+    if run.budget is not None and warm_start_applies(grids, hint):
+        _warm_start(run, grids, choices, hint)
     floors = run.floors
     live = []
     shared = {}
     shared_floor = shared_floor_applies(ctx)
     for grid in grids:
+        yield
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
@@ -332,6 +359,7 @@ def _run(run, pins):
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
     for floor_s, grid, largest, full_s in live:
+        yield
         classes = _shape_classes(grid)
         if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
             continue

@@ -46,3 +46,69 @@ def test_plan_json_says_provisional():
     out = plan_json(HEAVY[0], budget=2)
     assert out["ok"] and out["plan"]["provisional"] is True
     assert plan_json(HEAVY[0])["plan"]["provisional"] is False
+
+
+# The quick answer's warm start (warm_start.py): the plan on screen, carried to the new workload.
+from lab_core.planner.assumptions import WARM_START_GRIDS, WARM_START_MIN_GRIDS  # noqa: E402
+from lab_core.planner.space import Grid, space_for  # noqa: E402
+
+
+def _moved(kw, **change):
+    reuse.clear()
+    before = recommend(Workload(**kw))
+    return before.parallelism.to_dict(), Workload(**dict(kw, **change))
+
+
+@pytest.mark.parametrize("kw,change", [
+    (HEAVY[0], {"global_batch_tokens": 2 * 1536 * 2048}),
+    (HEAVY[1], {"seq_len": 16384}),
+    (HEAVY[2], {"inter_node_gbps": 200}),
+    (HEAVY[0], {"params": 200e9}),
+], ids=["batch", "seq", "moe-bandwidth", "params"])
+def test_a_warm_start_answers_from_the_plan_on_screen_with_a_few_evaluations(kw, change):
+    hint, w = _moved(kw, **change)
+    reuse.clear()
+    quick = recommend(w, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
+    assert quick.fits and quick.provisional
+    assert quick.search["plans_evaluated"] <= 3 * WARM_START_GRIDS
+    assert Grid.of(quick.parallelism) in space_for(w).layouts(quick.gpus_used)
+    full = recommend(w)
+    # The full search's best (its chosen plan is the simplest within the tie band).
+    assert full.search["best_goodput_tokens_per_s"] >= quick.goodput_tokens_per_s
+
+
+def test_a_warm_start_keeps_the_pins():
+    hint, w = _moved(HEAVY[0], global_batch_tokens=2 * 1536 * 2048)
+    reuse.clear()
+    pins = {"tp": 4, "pp": 16}
+    quick = recommend(w, pins=pins, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
+    assert quick.fits and (quick.parallelism.tp, quick.parallelism.pp) == (4, 16)
+
+
+def test_a_hint_that_fits_nowhere_falls_back_to_the_quick_search(monkeypatch):
+    from lab_core.planner import search as search_module
+
+    # Carried plans that cannot fit: a whole 175B replica's state per GPU (ZeRO-0, no recompute).
+    monkeypatch.setattr(search_module, "warm_plans", lambda grid, *rest: [(0, "none", False, 1, 1)])
+    hint = {"tp": 1, "cp": 1, "pp": 1, "dp": 1024, "ep": 1, "zero": 0, "recompute": "none", "micro_batch": 1,
+            "interleave": 1}
+    w = Workload(**HEAVY[0])
+    reuse.clear()
+    with_hint = recommend(w, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
+    reuse.clear()
+    without = recommend(w, budget=QUICK_SEARCH_EVALUATIONS)
+    assert with_hint.fits and with_hint.search["plans_evaluated"] > WARM_START_GRIDS
+    assert with_hint.parallelism == without.parallelism
+
+
+def test_a_small_search_ignores_the_hint():
+    kw = dict(params=1.3e9, gpus=8)
+    assert len(space_for(Workload(**kw)).layouts(8)) <= WARM_START_MIN_GRIDS
+    hint, w = _moved(kw, global_batch_tokens=2 * 1048576)
+    reuse.clear()
+    plan = recommend(w, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
+    reuse.clear()
+    unhinted = recommend(w, budget=QUICK_SEARCH_EVALUATIONS)
+    assert plan.parallelism == unhinted.parallelism
+    assert plan.search["plans_evaluated"] == unhinted.search["plans_evaluated"] > 3 * WARM_START_GRIDS
+

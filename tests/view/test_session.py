@@ -121,3 +121,31 @@ def test_changed_decisions_are_marked_after_a_move(sessions):
     assert " changed" not in first
     moved = dict(default_inputs(), params=175e9, gpus=1024)
     assert 'class="decision changed"' in session.evaluate(moved)["view"]["decisions"]
+
+
+def test_quick_answers_start_from_the_plan_on_screen(monkeypatch):
+    """A quick request (a slider move) hands the plan on screen to the planner
+    (planner/warm_start.py); a full request and the first answer do not."""
+    from lab_core import Workload
+    from lab_core.planner import recommend, reuse
+    from lab_view import session as session_module
+
+    seen = []
+    real = session_module.plan_json
+
+    def spy(inputs, pins=None, budget=None, hint=None):
+        seen.append(hint)
+        return real(inputs, pins=pins, budget=budget, hint=hint)
+
+    monkeypatch.setattr(session_module, "plan_json", spy)
+    reuse.clear()
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    heavy = dict(default_inputs(), params=175e9, gpus=1024, global_batch_tokens=1536 * 2048)
+    first = json.loads(session.handle(json.dumps({"inputs": heavy})))
+    assert first["ok"] and seen[-1] is None
+    moved = json.loads(session.handle(json.dumps({"inputs": dict(heavy, global_batch_tokens=2 * 1536 * 2048),
+                                                  "quick": True})))
+    assert moved["ok"] and moved["provisional"]
+    assert seen[-1] == recommend(Workload.from_dict(heavy)).parallelism.to_dict()
+    session.handle(json.dumps({"inputs": dict(heavy, global_batch_tokens=2 * 1536 * 2048)}))
+    assert seen[-1] is None
