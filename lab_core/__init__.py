@@ -16,7 +16,7 @@ from .parallelism import Parallelism
 from .memory import model_state_bytes_per_gpu
 from .report import Report
 from .evaluate import evaluate
-from .api import compute
+from .json_compute import compute
 from .planner import Plan, plan_json, recommend
 
 __all__ = ["LabInputError", "INPUT_SPECS", "SPEC_BY_NAME", "InputSpec", "GPU_PRESETS", "Workload",

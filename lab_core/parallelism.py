@@ -1,7 +1,8 @@
 """How the workload is laid out on the GPUs, and the checks that make it valid."""
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from .errors import LabInputError
+from .records import record_from_dict, record_to_dict
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
@@ -95,16 +96,10 @@ class Parallelism:
 
     @classmethod
     def from_dict(cls, data):
-        if not isinstance(data, dict):
-            raise LabInputError("parallelism", data, "an object of named fields", "not_an_object")
-        known = [f.name for f in fields(cls)]
-        for key in data:
-            if key not in known:
-                raise LabInputError(key, data[key], ", ".join(known), "unknown_field")
-        return cls(**data)
+        return record_from_dict(cls, data, "parallelism", "an object of named fields")
 
     def to_dict(self):
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return record_to_dict(self)
 
 
 class Layout:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, fields
 
 from .errors import LabInputError
+from .records import record_from_dict, record_to_dict
 from .hardware import GPU_PRESETS
 from .inputs import SPEC_BY_NAME
 from .shape import derive_shape
@@ -127,13 +128,7 @@ class Workload:
 
     @classmethod
     def from_dict(cls, data):
-        if not isinstance(data, dict):
-            raise LabInputError("workload", data, "an object of named inputs", "not_an_object")
-        known = [f.name for f in fields(cls)]
-        for key in data:
-            if key not in known:
-                raise LabInputError(key, data[key], ", ".join(sorted(known)), "unknown_field")
-        return cls(**data)
+        return record_from_dict(cls, data, "workload", "an object of named inputs", sort_known=True)
 
     def to_dict(self):
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return record_to_dict(self)

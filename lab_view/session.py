@@ -6,9 +6,10 @@ paint and the scenario cards. JSON strings cross the JS/Python boundary so no
 proxy objects leak and CPython and Pyodide see identical data.
 """
 import json
+import time
 
 from lab_core.inputs import SPEC_BY_NAME
-from lab_core.planner.api import plan_json
+from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 
 from .quantities import QuantityError, format_quantity
@@ -119,6 +120,10 @@ class Session:
         view = render_result(result, report, self.catalog, self.kinds, changed)
         return {"ok": True, "inputs": merged, "view": view, "notes": notes, "provisional": plan["provisional"]}
 
+    def start(self, request_json):
+        """A full request as a RefineJob the worker runs a slice at a time."""
+        return RefineJob(self, request_json)
+
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
         result (the page keeps its last good state) instead of killing the worker."""
@@ -130,3 +135,40 @@ class Session:
             result = {"ok": False, "inputs": request.get("inputs", {}),
                       "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}
         return json.dumps(result, sort_keys=True)
+
+
+class RefineJob:
+    """A full request (the search that refines a quick answer) in slices, so the
+    worker stays free for the reader's next move: the planner's search runs in
+    steps (lab_core.planner.steps) and leaves its plan in the planner's cache,
+    then Session.handle answers from it. The worker drops a job the reader has
+    moved past (the cache then holds nothing of it)."""
+
+    def __init__(self, session, request_json):
+        self.session = session
+        self.request_json = request_json
+        self.steps = None
+        try:
+            request = json.loads(request_json)
+            merged, _, error = session._parse_typed(request.get("inputs", {}), request.get("typed"),
+                                                    bool(request.get("lenient")))
+        except Exception:  # noqa: BLE001 - handle() itself reports what is wrong with the request
+            return
+        if error is None:
+            self.steps = plan_json_steps(merged)
+
+    def step(self, milliseconds):
+        """Work for about `milliseconds`: the answer's JSON (Session.handle) once
+        the search is done, else None (call again)."""
+        deadline = time.perf_counter() + milliseconds / 1000.0
+        while self.steps is not None:
+            try:
+                next(self.steps)
+            except StopIteration:
+                self.steps = None
+            except Exception:  # noqa: BLE001 - handle() runs the same search and reports the error
+                self.steps = None
+            else:
+                if time.perf_counter() >= deadline:
+                    return None
+        return self.session.handle(self.request_json)

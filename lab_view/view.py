@@ -378,7 +378,7 @@ def _thresholds(catalog):
 
 
 def render_result(result, report, catalog, kinds, changed=()):
-    """``result``: lab_core.planner.api.plan_json(...) output; ``report``: the
+    """``result``: lab_core.planner.json_plan.plan_json(...) output; ``report``: the
     chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
     plan = result["plan"]
     par = plan["parallelism"]

@@ -4,7 +4,7 @@ plan_json(inputs) is the JSON entry point; THRESHOLDS the meter thresholds
 (teaching assumptions) as data; STAGES the stage ids in order; vocabulary()
 every id the planner emits (for the page's catalogs).
 """
-from .api import plan_json
+from .json_plan import plan_json
 from .meters import THRESHOLDS
 from .plan import Plan
 from .recommend import recommend

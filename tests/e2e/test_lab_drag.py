@@ -61,3 +61,63 @@ def test_a_drag_of_sixty_moves_ends_on_the_answer_for_its_last_position(page, ca
     settle(page, seq)
     assert requested(page) > seq + 1  # the drag sent more than one request
     assert page.evaluate(SHOWN_JS) == _expected(start, name, stops[last])
+
+
+# A move while the previous move's refining search runs: the worker drops that
+# search and answers the new move (Session.start runs it in slices), so no
+# result of the dropped search ever reaches the page, and the page ends on the
+# new move's own answer. The second move is made the moment the page sends the
+# refine (its "lab:refine-sent" mark), so the search is surely still running.
+MOVE_DURING_REFINE_JS = """async ({ first, second }) => {
+  const lab = document.getElementById("lab-app");
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  const move = (name, index) => {
+    const slider = document.getElementById(`slider-${name}`);
+    slider.value = String(index);
+    slider.dispatchEvent(new Event("input", { bubbles: true }));
+    return lab.dataset.requestedSeq;
+  };
+  const results = [];
+  const marks = new PerformanceObserver((list) => list.getEntries().forEach((entry) => {
+    if (entry.name === "lab:result") results.push(String(entry.detail.seq));
+  }));
+  marks.observe({ type: "mark" });
+  let firstSeq = null, secondSeq = null;
+  const mark = performance.mark.bind(performance);
+  performance.mark = (name, options) => {
+    const entry = mark(name, options);
+    if (name === "lab:refine-sent" && secondSeq === null && String(options.detail.seq) === firstSeq) {
+      secondSeq = move(second.name, second.index);
+    }
+    return entry;
+  };
+  firstSeq = move(first.name, first.index);
+  while (secondSeq === null && lab.dataset.appliedSeq !== firstSeq) await frame();
+  const refined = secondSeq !== null;
+  while (refined && lab.dataset.appliedSeq !== secondSeq) await frame();
+  await frame();
+  performance.mark = mark;
+  marks.disconnect();
+  return { refined, firstSeq, results };
+}"""
+
+
+def test_a_move_during_a_refine_drops_it_and_ends_on_its_own_answer(page):
+    page.goto("lab/")
+    wait_live(page)
+    settle(page)
+    seq = requested(page)
+    page.click("button[data-scenario=at-scale]")
+    settle(page, seq)
+    start = dict(default_inputs(), **load_scenario("at-scale").workload)
+    layout = {s["name"]: s for s in load_lab_layout()["sliders"]}
+    gpus, batch = (slider_stops(name, layout[name]["series"]) for name in ("gpus", "global_batch_tokens"))
+    first = next(i for i, v in enumerate(gpus) if v != start["gpus"] and v >= 1024)
+    second = next(i for i, v in enumerate(batch) if v != start["global_batch_tokens"])
+    out = page.evaluate(MOVE_DURING_REFINE_JS, {"first": {"name": "gpus", "index": first},
+                                                "second": {"name": "global_batch_tokens", "index": second}})
+    assert out["refined"], "the first move's quick answer was final: no refine to interrupt"
+    # The first move's quick answer is its only result: its refine never answered.
+    assert out["results"].count(out["firstSeq"]) == 1, out
+    end = dict(start, gpus=gpus[first])
+    assert page.evaluate(SHOWN_JS) == _expected(end, "global_batch_tokens", batch[second])

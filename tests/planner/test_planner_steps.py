@@ -5,7 +5,7 @@ import json
 
 from lab_core import Workload
 from lab_core.planner import plan_json, recommend, reuse
-from lab_core.planner.api import plan_json_steps
+from lab_core.planner.json_plan import plan_json_steps
 from lab_core.planner.recommend import recommend_steps
 from lab_core.planner.steps import finish
 

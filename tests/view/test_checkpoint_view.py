@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from lab_core.planner.api import plan_json
+from lab_core.planner.json_plan import plan_json
 from lab_view import Session
 from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config

@@ -149,3 +149,25 @@ def test_quick_answers_start_from_the_plan_on_screen(monkeypatch):
     assert seen[-1] == recommend(Workload.from_dict(heavy)).parallelism.to_dict()
     session.handle(json.dumps({"inputs": dict(heavy, global_batch_tokens=2 * 1536 * 2048)}))
     assert seen[-1] is None
+
+
+def test_a_refine_job_in_slices_answers_as_handle_does():
+    """The worker's refining search in slices (Session.start) ends on exactly
+    handle()'s answer, in several slices for a heavy search; a bad request
+    answers at once with handle()'s error."""
+    from lab_core.planner import reuse
+
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    request = json.dumps({"inputs": dict(default_inputs(), params=175e9, gpus=1024,
+                                         global_batch_tokens=1536 * 2048)})
+    reuse.clear()
+    job = session.start(request)
+    slices, answer = 0, None
+    while answer is None:
+        answer = job.step(0.01)
+        slices += 1
+    assert slices > 5
+    reuse.clear()
+    assert json.loads(answer) == json.loads(session.handle(request))
+    bad = json.dumps({"inputs": dict(default_inputs()), "typed": {"gpus": "many"}})
+    assert json.loads(session.start(bad).step(1000)) == json.loads(session.handle(bad))

@@ -52,14 +52,17 @@ const REFINE_DELAY_MS = 40;
 
 export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
   // refine: the full request of the newest move, sent when its quick answer was provisional.
+  // refining: a refine is what the worker is busy with; it runs in slices and a
+  // newer request drops it, so that request is sent at once instead of waiting.
   const state = { seq: 0, busy: false, pending: null, ready: false, failed: false, worker: null, refine: null,
-                  refineTimer: null };
+                  refineTimer: null, refining: false };
   const limits = timeouts();
 
-  function send(message) {
+  function send(message, refining = false) {
     state.busy = true;
+    state.refining = refining;
     state.pending = null;
-    state.worker.postMessage({ type: "evaluate", ...message });
+    state.worker.postMessage({ type: "evaluate", ...message, refine: refining });
   }
 
   // Each move is asked for quickly first (the planner stops early once a plan
@@ -70,7 +73,7 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
     clearTimeout(state.refineTimer);
     state.refine = { seq: state.seq, request: JSON.stringify(payload) };
     const message = { seq: state.seq, request: JSON.stringify({ ...payload, quick: true }) };
-    if (!state.ready || state.busy) state.pending = message;
+    if (!state.ready || (state.busy && !state.refining)) state.pending = message;
     else send(message);
     return state.seq;
   }
@@ -132,7 +135,11 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         });
         if (state.pending) send(state.pending);
       } else if (data.type === "result") {
+        // A refine's answer that crossed a newer request on its way: that request is
+        // still out and its answer replaces this one, so this one is not shown.
+        if (data.refined && data.seq !== state.seq) return;
         state.busy = false;
+        state.refining = false;
         performance.clearMarks("lab:result"); // only the latest: the timeline must not grow per move
         performance.mark("lab:result", { detail: { seq: data.seq, workerMs: data.ms } });
         const response = JSON.parse(data.response);
@@ -141,7 +148,11 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         else if (response.provisional && state.refine && state.refine.seq === data.seq) {
           const refine = state.refine;
           state.refineTimer = setTimeout(() => {
-            if (state.refine === refine && !state.busy) send(refine);
+            if (state.refine === refine && !state.busy) {
+              send(refine, true);
+              performance.clearMarks("lab:refine-sent");
+              performance.mark("lab:refine-sent", { detail: { seq: refine.seq } });
+            }
           }, REFINE_DELAY_MS);
         }
       } else if (data.type === "fatal") {

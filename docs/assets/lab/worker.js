@@ -17,12 +17,50 @@
 //               {type: "stage", stage: "download" | "snapshot" | "cold", reason?}
 //               {type: "ready", bootMs, bootKind: "snapshot" | "cold", fallback?}
 //               {type: "stored"}  (the downloaded files are in Cache Storage)
-//               {type: "result", seq, response, ms}
+//               {type: "result", seq, response, ms, refined?}  (refined: a full request run in slices)
 //               {type: "fatal", reason}
+//
+// Evaluate requests: a quick one (a slider move's first answer) is answered at
+// once. A full one (the search that refines a quick answer) runs a slice at a
+// time (Session.start: REFINE_SLICE_MS of work, then the event loop), so the
+// reader's next move is answered within a slice; a newer request drops it.
 import { createDownloads } from "./downloads.js";
 import { toggleWasmData } from "./wasmdata.js";
 
 let session = null;
+let refining = null; // the refine job in progress (Session.start), dropped by any newer request
+
+// Work per slice of a refining search before the worker looks at its messages
+// again: a move that arrives during a refine waits at most about this long.
+const REFINE_SLICE_MS = 4;
+
+// A task boundary without setTimeout's clamping: the next message event runs first.
+const nextTask = () => new Promise((resolve) => {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => resolve();
+  channel.port2.postMessage(null);
+});
+
+async function refine(data) {
+  const job = session.start(data.request);
+  refining = job;
+  let ms = 0;
+  try {
+    while (refining === job) {
+      const started = performance.now();
+      const response = job.step(REFINE_SLICE_MS);
+      ms += performance.now() - started;
+      if (response !== undefined && response !== null) {
+        refining = null;
+        self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true });
+        return;
+      }
+      await nextTask();
+    }
+  } finally {
+    job.destroy();
+  }
+}
 
 // CPU time a snapshot restore saves over a cold boot from the precompiled
 // standard library, measured with `make bench` (headless Chromium, 2 cores:
@@ -198,8 +236,13 @@ self.onmessage = async ({ data }) => {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
   } else if (data.type === "evaluate") {
-    const started = performance.now();
+    refining = null; // a newer request: the reader moved past any refine in progress
     try {
+      if (data.refine) {
+        await refine(data);
+        return;
+      }
+      const started = performance.now();
       const response = session.handle(data.request);
       self.postMessage({ type: "result", seq: data.seq, response, ms: performance.now() - started });
     } catch (error) {
