@@ -174,10 +174,10 @@ def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
     return stored, working
 
 
-def memory_of(ctx, par, layout):
-    """MemoryBreakdown of the most loaded GPU for Parallelism `par` (its Layout from check_layout)."""
-    best = None
-    largest = (0.0, 0.0)
+def stage_memories(ctx, par, layout):
+    """[(MemoryBreakdown, (shared, expert) parameters)] of one GPU of each kind
+    of stage (stages(): first, the heaviest middle one, last), in that order."""
+    out = []
     shard = par.shard_ranks * par.cp
     experts = ctx.shape.experts
     dense = None if experts is None else experts.dense_layers
@@ -192,6 +192,15 @@ def memory_of(ctx, par, layout):
             ctx, par.tp, par.cp, par.pp, stage, par.recompute, par.sequence_parallel, par.micro_batch,
             layout.micro_batches, par.interleave)
         mem.total = mem.weights + mem.gradients + mem.optimizer + mem.activations
+        out.append((mem, (shared, expert)))
+    return out
+
+
+def memory_of(ctx, par, layout):
+    """MemoryBreakdown of the most loaded GPU for Parallelism `par` (its Layout from check_layout)."""
+    best = None
+    largest = (0.0, 0.0)
+    for mem, (shared, expert) in stage_memories(ctx, par, layout):
         if shared + expert > largest[0] + largest[1]:
             largest = (shared, expert)
         if best is None or mem.total > best.total:

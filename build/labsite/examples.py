@@ -6,28 +6,29 @@ the values per language with lab_view.format_quantity and fills the rule's
 formatting, so no number on the page is typed by hand in prose.
 """
 import lab_core
-from lab_core import activations, comms, failures, flops, memory, pipeline
-from lab_core.calibration import GPU_FAILURES_PER_HOUR, INTER_NODE_EFFICIENCY
+from lab_core import activations, failures, flops, memory, pipeline
+from lab_core.calibration import GPU_FAILURES_PER_HOUR
 
 from .reference import gpt3, gpt3_workload
 
 # GPT-3 175B on 1,024 A100s (arXiv:2104.04473 Table 1's layout).
 GPT3_GPUS = 1024
-GPT3_LAYOUT = dict(tp=8, pp=8, dp=16, zero=0, recompute="full", sequence_parallel=False, micro_batch=1)
 
 
 def tensor_parallel():
-    workload = lab_core.Workload(**gpt3_workload(gpus=GPT3_GPUS, gpu="a100_80gb"))
-    report = lab_core.evaluate(workload, lab_core.Parallelism(**GPT3_LAYOUT))
-    result = report.to_dict()
+    """GPT-3 175B in Narayanan et al.'s layout on the 2021 stack: the tensor-parallel
+    chapter's first run (tutorial_values.tensor_parallel.gpt3_runs), one number, one method."""
+    from .tutorial_values.tensor_parallel import gpt3_runs
+    workload, report = gpt3_runs()["paper"]
+    layout = report.parallelism
     return {
-        "weights_total": (2.0 * workload.params, "bytes"),
-        "device": (result["memory"]["device_bytes"], "bytes"),
-        "tp": (GPT3_LAYOUT["tp"], "count"),
-        "pp": (GPT3_LAYOUT["pp"], "count"),
-        "weights_per_gpu": (result["memory"]["weights_bytes"], "bytes"),
-        "tp_comm": (result["time"]["tp_comm_s"] / result["time"]["step_s"], "percent"),
-        "step": (result["time"]["step_s"], "duration"),
+        "weights_total": (2.0 * workload.shape.params, "bytes"),
+        "device": (report.device_bytes, "bytes"),
+        "tp": (layout.tp, "count"),
+        "pp": (layout.pp, "count"),
+        "weights_per_gpu": (report.weights_bytes, "bytes"),
+        "tp_comm": (report.tp_comm_s / report.step_s, "percent"),
+        "step": (report.step_s, "duration"),
     }
 
 
@@ -94,15 +95,21 @@ def failures_example():
 
 
 def data_parallel():
-    params, gpus, gbps = 1.3e9, 64, 200.0
-    grads = 2.0 * params
-    per_gpu_bytes_per_s = gbps * 1e9 / 8.0 * INTER_NODE_EFFICIENCY
+    """The data-parallel chapter's running example and its all-reduce as the lab runs it
+    (hierarchical, in buckets; tutorial_values.data_parallel.running_example)."""
+    from lab_core import collectives, memory
+    from lab_core.calibration import DP_BUCKET_BYTES
+    from .tutorial_values.data_parallel import running_example
+    workload, report, inputs = running_example()
+    grads = report.params_per_gpu * memory.gradient_bytes_per_param(workload.state_bytes_per_param)
     return {
+        "params": (workload.shape.params, "params"),
         "grads": (grads, "bytes"),
-        "gpus": (gpus, "count"),
-        "volume": (2.0 * (gpus - 1) / gpus * grads, "bytes"),
-        "gbps": (gbps, "gbps"),
-        "time": (comms.ring_time(grads, gpus, per_gpu_bytes_per_s), "duration"),
+        "gpus": (workload.gpus, "count"),
+        "volume": (collectives.cost("ring_allreduce", workload.gpus, grads)[1], "bytes"),
+        "bucket": (DP_BUCKET_BYTES, "bytes"),
+        "gbps": (inputs["inter_node_gbps"], "gbps"),
+        "time": (report.dp_comm_total_s, "duration"),
     }
 
 

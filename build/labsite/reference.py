@@ -27,3 +27,14 @@ def gpt3_workload(**inputs):
     return dict(params=model["params"], **inputs, seq_len=model["seq_len"],
                 global_batch_tokens=model["global_batch_tokens"], layers=model["layers"], hidden=model["hidden"],
                 heads=model["heads"], vocab=model["vocab"])
+
+
+@cache
+def scenario_workload(scenario_id):
+    """The lab_core.Workload of ``scenarios/<scenario_id>.yaml`` (its shape as the file gives it)."""
+    return load_scenario(scenario_id).workload_object()
+
+
+def scenario_parallelism(scenario_id):
+    """The pinned layout of ``scenarios/<scenario_id>.yaml`` (Parallelism fields)."""
+    return dict(load_scenario(scenario_id).parallelism)

@@ -6,6 +6,8 @@ registered by the module that owns the page part:
     def render_gallery(ctx):   # ctx: SlotContext
         return ctx.env.get_template("gallery.html").render(...)
 """
+from .registry import registrar
+
 _RENDERERS = {}
 
 
@@ -28,14 +30,8 @@ class SlotContext:
         self.toc.extend(entries)
 
 
-def slot_renderer(name):
-    def register(function):
-        if name in _RENDERERS:
-            raise ValueError(f"slot {name!r} already has a renderer")
-        _RENDERERS[name] = function
-        return function
-
-    return register
+#: ``@slot_renderer("name")``: register the function that renders slot ``name``.
+slot_renderer = registrar(_RENDERERS, "slot")
 
 
 def renderer(name):

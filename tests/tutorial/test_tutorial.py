@@ -1,7 +1,8 @@
 """The tutorial: same chapters and sections in both languages, every number
-from lab_core (no hand-typed numbers in the chapter texts), a chart and a
-try-it link per chapter, well-formed source links; the validation page shows
-exactly the validation table's page rows (labsite.validation)."""
+from lab_core (no hand-typed numbers in the chapter texts), the book's order
+in the nav, pictures with text alternatives, exercise links that open the lab
+in their state, well-formed source links; the validation page shows exactly
+the validation table's page rows (labsite.validation)."""
 import re
 from html import unescape
 from urllib.parse import parse_qsl, urlsplit
@@ -12,7 +13,8 @@ import yaml
 import lab_core
 from labsite import charts
 from labsite.catalog import LANGUAGES
-from labsite.tutorial import SOURCE_URL, chapter_files, hand_typed_numbers, load_chapter
+from labsite.exercises import parse_lab
+from labsite.tutorial import SOURCE_URL, book_slugs, chapter_files, hand_typed_numbers, load_chapter
 from labtest import language_dir
 
 ROOT_DOCS = "tutorial"
@@ -28,12 +30,19 @@ def chapter_html(site, lang, slug):
     return (language_dir(site, lang) / ROOT_DOCS / slug / "index.html").read_text(encoding="utf-8")
 
 
-def test_nine_chapters_with_twin_pages(repo_root):
+def test_every_chapter_has_twin_pages_in_the_books_order(repo_root):
     slugs = chapter_slugs()
-    assert len(slugs) == 9
+    assert slugs == book_slugs() and len(slugs) >= 9
     for slug in slugs:
         assert (repo_root / "docs" / "tutorial" / f"{slug}.md").exists()
         assert (repo_root / "docs" / "tutorial" / f"{slug}.zh.md").exists()
+    pages = {path.name.split(".")[0] for path in (repo_root / "docs" / "tutorial").glob("*.md")} - {"index"}
+    assert pages == set(slugs), "a page without a chapter file, or the reverse"
+
+
+def test_the_nav_lists_the_chapters_in_the_books_order(repo_root):
+    nav = re.findall(r"^\s+- tutorial/([a-z0-9-]+)\.md$", (repo_root / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    assert nav == ["index"] + book_slugs()
 
 
 def test_chapter_set_identical_in_both_languages(built_site):
@@ -53,7 +62,8 @@ def test_chapter_set_identical_in_both_languages(built_site):
 def test_same_sections_in_both_languages(built_site, slug):
     sections = {lang: SECTION.findall(chapter_html(built_site, lang, slug)) for lang in LANGUAGES}
     assert sections["en"] == sections["zh"]
-    assert sections["en"][-2:] == ["try-it", "sources"] and len(sections["en"]) >= 5
+    assert sections["en"][-1] == "sources" and len(sections["en"]) >= 5
+    assert "exercises" not in sections["en"][:-2]
     assert len(set(sections["en"])) == len(sections["en"])
 
 
@@ -102,21 +112,16 @@ def test_chapter_markdown_has_numbers_only_in_template_expressions(repo_root):
     ("表 5 与第 3 节", False),
     ("A100, H100, fp32, 16-bit, 1F1B, 3D, ZeRO-3, stage 1–3, GPT-3, Llama 3", False),
     ("Young (1974) and Daly (2006)", False),
+    ("the 2021 stack of the 2021–2023 papers, 2021 年", False),
+    ("sequences of 2048 tokens", True),
+    ("GPU 0 sends to rank 3, micro-batch 12", False),
 ])
 def test_number_checker(text, flagged):
     assert bool(hand_typed_numbers(text)) is flagged
 
 
-@pytest.mark.parametrize("lang", LANGUAGES)
-@pytest.mark.parametrize("slug", chapter_slugs())
-def test_chart_and_try_link(built_site, lang, slug):
-    html = chapter_html(built_site, lang, slug)
-    svgs = re.findall(r"<svg xmlns=[^>]*role=\"img\"[^>]*>.*?</svg>", html, re.S)
-    assert svgs and all("<title" in svg and "<desc" in svg for svg in svgs)
-    assert not re.search(r"\b(nan|inf)\b", " ".join(svgs))
-    hrefs = re.findall(r'<a class="md-button md-button--primary tut-try" href="([^"]+)"', html)
-    assert len(hrefs) == 1
-    url = urlsplit(unescape(hrefs[0]))
+def _query_inputs(href):
+    url = urlsplit(unescape(href))
     assert url.path.endswith("lab/")
     data = {}
     for name, value in parse_qsl(url.query, strict_parsing=True):
@@ -128,7 +133,28 @@ def test_chart_and_try_link(built_site, lang, slug):
         else:
             number = float(value)
             data[name] = int(number) if number == int(number) else number
-    lab_core.Workload.from_dict(data)
+    return data
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("slug", chapter_slugs())
+def test_pictures_have_text_alternatives_and_exercises_open_the_lab_in_their_state(built_site, lang, slug):
+    html = chapter_html(built_site, lang, slug)
+    svgs = re.findall(r"<svg xmlns=[^>]*role=\"img\"[^>]*>.*?</svg>", html, re.S)
+    assert svgs and all("<title" in svg and "<desc" in svg for svg in svgs)
+    assert not re.search(r"\b(nan|inf)\b", " ".join(svgs))
+    for figure in re.findall(r'<figure class="tut-chart tut-figure".*?</figure>', html, re.S):
+        assert re.search(r"<figcaption>.+</figcaption>", figure, re.S)
+    path = next(p for p in chapter_files() if p.stem == slug)
+    chapter = load_chapter(path)
+    links = re.findall(r'<li class="tut-exercise" id="exercise-([^"]+)".*?'
+                       r'<a class="md-button tut-exercise-link" href="([^"]+)"', html, re.S)
+    assert [eid for eid, _ in links] == [e["id"] for e in chapter.get("exercises") or []]
+    for (eid, href), exercise in zip(links, chapter.get("exercises") or []):
+        inputs, _ = parse_lab(path, eid, exercise["lab"])
+        assert _query_inputs(href) == inputs
+        lab_core.Workload.from_dict(_query_inputs(href))
+    assert html.count('<details class="tut-answer">') == len(links)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

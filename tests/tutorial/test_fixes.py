@@ -1,0 +1,121 @@
+"""Regression tests for the issue's "Fix first" items in chapters 2–4 and the
+rules page: each would have caught the sentence or number it names."""
+import re
+
+import pytest
+
+from lab_core import collectives
+from labsite.catalog import load_catalogs
+from labsite.examples import EXAMPLES
+from labsite.pages.tutorial import formatted, load_chapters
+from labsite.tutorial_values import chapter_data
+from labtest import language_dir
+
+CHAPTERS = {chapter["id"]: chapter for chapter in load_chapters()}
+UNITS = load_catalogs()["en"]["units"]
+
+
+def shown(chapter_id, name):
+    """A chapter value as the English page shows it."""
+    return formatted({name: chapter_data(chapter_id).values[name]}, UNITS)[name]
+
+
+def prose(chapter_id, lang="en"):
+    chapter = CHAPTERS[chapter_id]
+    return "\n".join(section[field][lang] for section in chapter["sections"]
+                     for field in ("heading", "body", "assumption") if field in section)
+
+
+def number(text):
+    return float(re.search(r"[0-9][0-9,]*(\.[0-9]+)?", text).group(0).replace(",", ""))
+
+
+# --- Rules page against the tutorial: one number, one method --------------------------
+
+def test_rules_data_parallel_example_is_the_chapters_all_reduce():
+    rules = EXAMPLES["data_parallel"]()
+    assert rules["time"] == chapter_data("data_parallel").values["allreduce"]
+    assert rules["time"] == chapter_data("collectives").values["bucketed"]
+    assert rules["grads"] == chapter_data("data_parallel").values["grads"]
+
+
+def test_rules_tensor_parallel_example_is_the_chapters_first_run():
+    rules = EXAMPLES["tensor_parallel"]()
+    values = chapter_data("tensor_parallel").values
+    assert rules["tp_comm"] == values["paper_share"]
+    assert rules["step"] == values["paper_step"]
+    assert rules["weights_total"] == values["weights_total"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_rules_page_shows_the_chapters_numbers(built_site, lang):
+    html = (language_dir(built_site, lang) / "rules" / "index.html").read_text(encoding="utf-8")
+    units = load_catalogs()[lang]["units"]
+    for chapter_id, name in (("data_parallel", "allreduce"), ("tensor_parallel", "paper_share"),
+                             ("tensor_parallel", "weights_total")):
+        assert formatted({name: chapter_data(chapter_id).values[name]}, units)[name] in html, (chapter_id, name)
+
+
+# --- Chapter 2: the ring's property holds for the bandwidth term only -----------------
+
+def test_data_parallel_states_the_latency_term_growing_with_n():
+    values = chapter_data("data_parallel").values
+    body = prose("data_parallel")
+    assert "{latency_big}" in body and "{latency_n}" in body and "{factor_big}" in body
+    small, big = values["latency_n"][0], values["latency_big"][0]
+    assert big / small == pytest.approx(collectives.cost("ring_allreduce", values["big_gpus"][0], 1)[0]
+                                        / collectives.cost("ring_allreduce", values["gpus"][0], 1)[0])
+    assert values["factor_big"][0] - values["factor_n"][0] < 0.1 * values["factor_n"][0]
+
+
+def test_data_parallel_explains_both_stacks_with_numbers():
+    body = prose("data_parallel")
+    for name in ("exposed_2021", "exposed_modern", "step_2021", "step_modern"):
+        assert "{" + name + "}" in body
+    assert chapter_data("data_parallel").values["exposed_2021"] != chapter_data("data_parallel").values["exposed_modern"]
+
+
+# --- Chapter 3: the ZeRO-3 cost is the 2021 calibration; stages 1–2 and accumulation --
+
+def test_zero_names_the_2021_calibration_and_shows_fsdp():
+    body = prose("zero")
+    for name in ("step3_2021", "step3_modern", "comm3_2021", "comm3_modern"):
+        assert "{" + name + "}" in body
+    assert "DeepSpeed" in body and "FSDP" in body
+
+
+def test_zero_stage_two_costs_more_under_gradient_accumulation():
+    values = chapter_data("zero").values
+    assert values["ga_m"][0] > 1
+    assert values["ga_deepspeed"][0] > values["ga_megatron"][0]
+    sentence = next(s for s in prose("zero").split("\n\n") if "cost nothing extra" in s)
+    assert "{ga_deepspeed}" in sentence and "DeepSpeed" in sentence
+
+
+# --- Chapter 4 ---------------------------------------------------------------------------
+
+def test_tensor_parallel_no_longer_claims_volume_grows_with_the_batch_not_the_model():
+    assert "not with the model" not in prose("tensor_parallel")
+    assert "{share_small}" in prose("tensor_parallel")
+    values = chapter_data("tensor_parallel").values
+    assert values["share_small"][0] > values["share_nvlink"][0]
+
+
+def test_tensor_parallel_ratios_match_the_numbers_next_to_them():
+    for ratio, numerator, denominator in (("line_ratio", "nvlink_line", "nic_line"),
+                                          ("ratio_links", "nvlink_bus", "nic_bytes")):
+        quotient = number(shown("tensor_parallel", numerator)) / number(shown("tensor_parallel", denominator))
+        assert number(shown("tensor_parallel", ratio)) == pytest.approx(quotient, rel=0.01), ratio
+
+
+def test_tensor_parallel_credits_mesh_tensorflow():
+    body = prose("tensor_parallel")
+    assert "introduced for transformers by Megatron-LM" not in body and "Mesh-TensorFlow" in body
+    assert any(s["id"] == "arXiv:1811.02084" for s in CHAPTERS["tensor_parallel"]["sources"])
+
+
+def test_tensor_parallel_shows_the_2021_and_the_overlapped_stack():
+    values = chapter_data("tensor_parallel").values
+    assert values["modern_tp"][0] < values["sp_tp"][0]
+    for name in ("paper_share", "sp_share", "modern_share"):
+        assert "{" + name + "}" in prose("tensor_parallel")
