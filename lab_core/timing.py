@@ -20,26 +20,26 @@ Element-wise traffic is proportional to the activation bytes a layer writes
 parallelism and flash attention speed up the forward pass (arXiv:2205.05198
 Table 4). The constants are calibrated there (see calibration.py).
 """
+from dataclasses import dataclass
+
 from .activations import per_layer_bytes
 from . import calibration as cal
 from .comms import ring_time
 from .flops import layer_forward_flops, logits_forward_flops
 
 
+@dataclass(slots=True)
 class LayerTimes:
     """Seconds per layer per micro-batch: forward, backward, recompute, TP comm,
     and the forward GEMMs and attention kernel alone (the work tensor- and
     context-parallel overlap hides behind)."""
 
-    __slots__ = ("forward", "backward", "recompute", "tp_comm", "gemm_forward", "attention_forward")
-
-    def __init__(self, forward, backward, recompute, tp_comm, gemm_forward=0.0, attention_forward=0.0):
-        self.forward = forward
-        self.backward = backward
-        self.recompute = recompute
-        self.tp_comm = tp_comm
-        self.gemm_forward = gemm_forward
-        self.attention_forward = attention_forward
+    forward: float
+    backward: float
+    recompute: float
+    tp_comm: float
+    gemm_forward: float = 0.0
+    attention_forward: float = 0.0
 
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
