@@ -267,9 +267,7 @@ class RefineJob:
         while self.steps is not None:
             try:
                 next(self.steps)
-            except StopIteration:
-                self.steps = None
-            except Exception:  # noqa: BLE001 - handle() runs the same search and reports the error
+            except Exception:  # noqa: BLE001 - done (StopIteration), or an error handle() reports
                 self.steps = None
             else:
                 if time.perf_counter() >= deadline:

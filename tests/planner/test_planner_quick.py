@@ -5,7 +5,8 @@ import pytest
 
 from lab_core import Workload
 from lab_core.planner import plan_json, recommend, reuse
-from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
+from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS, WARM_START_GRIDS, WARM_START_MIN_GRIDS
+from lab_core.planner.space import Grid, space_for
 
 HEAVY = [dict(params=175e9, gpus=1024, global_batch_tokens=1536 * 2048),
          dict(params=405e9, gpus=16384, gpu="h100_80gb", seq_len=8192, global_batch_tokens=16777216),
@@ -49,8 +50,6 @@ def test_plan_json_says_provisional():
 
 
 # The quick answer's warm start (warm_start.py): the plan on screen, carried to the new workload.
-from lab_core.planner.assumptions import WARM_START_GRIDS, WARM_START_MIN_GRIDS  # noqa: E402
-from lab_core.planner.space import Grid, space_for  # noqa: E402
 
 
 def _moved(kw, **change):
