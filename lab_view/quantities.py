@@ -41,6 +41,8 @@ def parse_quantity(text, binary=False):
     suffix = match.group(2).lower()
     scale = BINARY_SUFFIXES[suffix] if binary and suffix in BINARY_SUFFIXES else SUFFIXES.get(suffix, 1.0)
     value = float(match.group(1)) * scale
+    if not math.isfinite(value):  # "1e310" overflows to infinity: not a number the lab can use
+        raise QuantityError(text)
     if value == int(value) and abs(value) < 2**53:
         return int(value)
     return value
