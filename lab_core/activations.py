@@ -4,6 +4,7 @@ Bytes of 16-bit activations (1-byte dropout masks) one transformer layer keeps
 for its backward pass, and what the first pipeline stage (the most loaded GPU
 under 1F1B) holds in total.
 """
+from .calibration import GATED_MLP_INNER_SHARE
 
 
 def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
@@ -112,6 +113,62 @@ def embedding_dropout_bytes(s, b, h, t, in_flight, dropout=True):
     """The embedding dropout mask of the in-flight micro-batches on the first
     stage: s b h p / t bytes (arXiv:2205.05198 Sec 4.2.3; none without dropout)."""
     return float(s) * b * h * in_flight / t if dropout else 0.0
+
+
+def per_op_selective_bytes(s, b, h, t=1, sequence_parallel=False, ffn_hidden=None, kv_ratio=1.0):
+    """Bytes one layer keeps under PyTorch's per-op selective checkpointing
+    (torchtitan's "selective" with selective_ac_option "op"), one micro-batch.
+
+    Source: torchtitan torchtitan/parallelisms/parallelize_llama.py (2024-12)
+    _save_list and _apply_ac_to_transformer_block, on PyTorch's
+    torch.utils.checkpoint.create_selective_checkpoint_contexts: the block
+    input is kept, and the outputs of the ops in the save list (matrix
+    multiplies, scaled-dot-product attention, reduce-scatters), "except every
+    second mm". A Llama block multiplies in the order wq, wk, wv, wo, w1, w3,
+    w2, so the 1st, 3rd, 5th and 7th are kept: the query (h), the value (r h),
+    the gate w1 (the gated MLP's inner size,
+    calibration.GATED_MLP_INNER_SHARE of ffn_hidden) and w2's output (h); plus the attention output (h).
+    Everything else is recomputed. 2 bytes each (bf16). Tensor parallelism
+    splits the column-parallel outputs (query, value, attention, w1) t ways;
+    w2 is row-parallel, its local product is the full s b h partial sum before
+    its reduction; with sequence parallelism the block input and the two
+    reduce-scatter outputs (also in the save list) are s b h / t each.
+    fp8 (torchao float8) changes nothing: its linear saves its high-precision
+    input for the backward (torchao/float8/float8_linear.py,
+    matmul_with_hp_or_float8_args: ctx.save_for_backward(input_hp, weight_hp_t)).
+    """
+    f = 4.0 * h if ffn_hidden is None else ffn_hidden
+    sharded = (2.0 + kv_ratio) * h + GATED_MLP_INNER_SHARE * f
+    kept = h + sharded / t
+    if sequence_parallel:
+        kept += 3.0 * h / t
+    else:
+        kept += h
+    return 2.0 * float(s) * b * kept
+
+
+def output_input_bytes(s, b, h, t):
+    """The output layer's input and its layer norm on the last stage, one
+    micro-batch: 4 s b h / t (arXiv:2205.05198 Sec 4.2.3, the first term of
+    4 s b h / t (1 + V / h)); the logits part is loss_bytes."""
+    return 4.0 * float(s) * b * h / t
+
+
+def loss_bytes(s, b, vocab, t, bytes_per_logit):
+    """The logits and the cross-entropy loss's buffers at their peak, one
+    micro-batch on the last stage: bytes_per_logit x s b V / t.
+
+    The output layer is vocabulary-parallel and the loss is computed on the
+    shards without gathering the logits (Megatron: arXiv:1909.08053 Sec 3,
+    megatron/core/tensor_parallel/cross_entropy.py vocab_parallel_cross_entropy;
+    torchtitan: torch.distributed.tensor.parallel.loss_parallel), so each of
+    the t tensor-parallel GPUs holds V / t logits per token. Only one
+    micro-batch reaches the loss at a time: its buffers are freed by the
+    backward of the output layer. bytes_per_logit depends on the stack
+    (calibration.LOSS_BYTES_PER_LOGIT). arXiv:2205.05198 Sec 4.2.3 counts
+    4 s b V / t (the fp32 logits).
+    """
+    return bytes_per_logit * float(s) * b * vocab / t
 
 
 def output_layer_bytes(s, b, h, vocab, t):

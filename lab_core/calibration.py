@@ -178,6 +178,47 @@ DP_BUCKET_BYTES = 100e6
 # are nearly insensitive to it (their mean error moves by 0.1 point from 0.8).
 DP_OVERLAP_FRACTION = 0.38
 
+# --- Memory: the loss ----------------------------------------------------
+
+# Bytes per logit (one token x one vocabulary entry on one GPU, after the
+# vocabulary-parallel split over tensor parallelism) held at the loss's peak,
+# by software stack (Workload.stack), on one GPU per vocabulary and with the
+# vocabulary split over tensor parallelism;
+# activations.loss_bytes. TEACHING ASSUMPTIONS read from the code each stack runs:
+# - Megatron (modern, megatron_lm_2021): vocab_parallel_cross_entropy upcasts
+#   the bf16 logits to an fp32 copy and computes the softmax, then the
+#   gradient, in place in that copy (megatron/core/tensor_parallel/
+#   cross_entropy.py): 2 (bf16 logits) + 4 (fp32 copy) = 6, with or without
+#   tensor parallelism. Korthikanti et al. arXiv:2205.05198 Sec 4.2.3 count
+#   the fp32 copy only (4).
+# - torch_native, one GPU per vocabulary: torchtitan's eager
+#   cross_entropy(pred.float()) (train.py as of 2024-12: "compiling loss
+#   function causes CUDA errors, turning off for now"): the backward of
+#   log-softmax holds its saved fp32 output, the fp32 gradient nll_loss
+#   returns and its own fp32 result, 3 x 4 = 12 (the forward's bf16 logits +
+#   fp32 copy + fp32 output, 10, is below).
+# - torch_native with tensor parallelism: torchtitan's loss_parallel runs
+#   DTensor's decomposition (torch/distributed/tensor/_ops/_math_ops.py):
+#   _log_softmax keeps the fp32 copy, the shifted logits, their exp and the
+#   result (with the bf16 logits, 14), _nll_loss_and_log_softmax_backward
+#   the saved output, a zeros_like gradient, the exp of the output and the
+#   update: 4 x 4 = 16.
+# torchtitan compiles the loss since mid-2025 (torchtitan/components/loss.py),
+# which keeps about the bf16 logits and their bf16 gradient, 4: runs with a
+# compiled loss read below the lab (content/validation/end_to_end.yaml).
+LOSS_BYTES_PER_LOGIT = {
+    "modern": {"one_gpu": 6.0, "vocab_parallel": 6.0},
+    "megatron_lm_2021": {"one_gpu": 6.0, "vocab_parallel": 6.0},
+    "torch_native": {"one_gpu": 12.0, "vocab_parallel": 16.0},
+}
+
+# Per-op selective checkpointing keeps the output of the gated MLP's first
+# GEMM (w1), whose width is the MLP's inner size: this share of ffn_hidden,
+# as the lab enters a gated MLP of inner size f as ffn_hidden = 1.5 f
+# (shape.py). TEACHING ASSUMPTION: the MLP is gated (SwiGLU), as in every
+# model torchtitan ships (Llama 3, Qwen3, DeepSeek-V3); activations.per_op_selective_bytes.
+GATED_MLP_INNER_SHARE = 2.0 / 3.0
+
 # --- Mixture of experts -------------------------------------------------
 
 # Tokens an expert processes relative to a perfectly even share: the capacity

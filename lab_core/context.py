@@ -11,7 +11,7 @@ from .flops import shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
-from .stack import is_modern
+from .stack import is_modern, keeps_fp8_inputs, per_op_selective
 
 
 class WorkloadContext:
@@ -23,7 +23,7 @@ class WorkloadContext:
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
                  "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
-                 "failures")
+                 "failures", "per_op_selective", "fp8_inputs", "loss_bytes_per_logit")
 
     def __init__(self, w):
         shape = w.shape
@@ -69,6 +69,11 @@ class WorkloadContext:
                                                             w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
         self.failures = failure_figures(w, shape.params, self.nic_rate)
+        # What the stack keeps for the backward pass (stack.py MEMORY).
+        self.per_op_selective = per_op_selective(w.stack)
+        self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
+        loss = cal.LOSS_BYTES_PER_LOGIT[w.stack]
+        self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])
 
 
 def context_for(workload):

@@ -46,7 +46,7 @@ def _point(x, workload, par):
         return {"x": x, "ok": False, "reason": err.reason, "field": err.field}
     return {"x": x, "ok": True, "weights_bytes": report.weights_bytes, "gradients_bytes": report.gradients_bytes,
             "optimizer_bytes": report.optimizer_bytes, "activations_bytes": report.activations_bytes,
-            "memory_bytes": report.memory_bytes, "device_bytes": report.device_bytes, "fits": report.fits,
+            "loss_bytes": report.loss_bytes, "memory_bytes": report.memory_bytes, "device_bytes": report.device_bytes, "fits": report.fits,
             "step_s": report.step_s, "gpus": par.model_parallel * par.dp, "micro_batch": par.micro_batch,
             "dp": par.dp}
 

@@ -9,21 +9,26 @@ output layer (arXiv:2205.05198 Sec 4.2.3). With an uneven split
 stage is costed and the largest total is the GPU's memory.
 Sources: ZeRO sharding, arXiv:1910.02054 Sec 5 (memory.model_state_parts);
 activations, arXiv:2205.05198 Table 2 and Eq 5 (activations.py); the
-recompute working set, arXiv:1604.06174 Sec 4 (activations.working_bytes).
+recompute working set, arXiv:1604.06174 Sec 4 (activations.working_bytes);
+the logits and the loss's buffers on the last stage (activations.loss_bytes,
+calibration.LOSS_BYTES_PER_LOGIT); what each software stack keeps
+(stack.py MEMORY).
 """
 from . import calibration as cal
-from .activations import (embedding_dropout_bytes, interleave_multiplier, moe_dispatch_bytes, output_layer_bytes,
-                          per_layer_bytes, working_bytes)
+from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_bytes, moe_dispatch_bytes,
+                          output_input_bytes, per_layer_bytes, per_op_selective_bytes, working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
 
 
 class MemoryBreakdown:
     """Bytes on the most loaded GPU, by part; `stage` says which stage that is.
     sync_params: (shared, expert) parameters of the stage whose GPU holds the
-    most (it syncs the most gradients, and every stage syncs at once)."""
+    most (it syncs the most gradients, and every stage syncs at once).
+    loss: the part of `activations` that is the logits and the loss's
+    buffers (0 on a stage without the output layer)."""
 
     __slots__ = ("stage", "params_per_gpu", "sync_params", "weights", "gradients", "optimizer", "activations",
-                 "activations_per_layer", "activations_working", "total")
+                 "activations_per_layer", "activations_working", "loss", "total")
 
 
 class Stage:
@@ -131,16 +136,30 @@ def stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, mic
     planner caches them per micro-batch size)."""
     sp = sequence_parallel and tp > 1
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
-    b, h, a, f, r, drop = micro_batch, ctx.hidden, ctx.heads, ctx.ffn_hidden, ctx.kv_ratio, ctx.dropout
-    fp8 = ctx.precision == "fp8"
-    per_layer = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop, fp8)
-    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, f, r, drop, fp8)
+    b = micro_batch
+    per_layer, working = layer_activations(ctx, tokens, b, tp, sp, recompute, ctx.ffn_hidden)
     layers = stage.dense * per_layer
     if stage.moe:
         moe_layer, moe_working = moe_layer_activations(ctx, tokens, b, tp, sp, recompute)
         layers += stage.moe * moe_layer
         per_layer, working = max(per_layer, moe_layer), max(working, moe_working)
     return per_layer, layers, working
+
+
+def layer_activations(ctx, tokens, b, tp, sp, recompute, width):
+    """(stored, working set) bytes of one layer whose MLP is `width` wide, as the
+    workload's stack keeps them: Korthikanti's accounting (per_layer_bytes,
+    working_bytes; FP8 inputs where the stack keeps them), or per-op selective
+    checkpointing for a stack that runs it (per_op_selective_bytes; its
+    working set is what it dropped, never below zero)."""
+    h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
+    fp8 = ctx.fp8_inputs
+    if recompute == "selective" and ctx.per_op_selective:
+        stored = per_op_selective_bytes(tokens, b, h, tp, sp, width, r)
+        whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8)
+        return stored, max(0.0, whole - stored)
+    return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8),
+            working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8))
 
 
 def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave):
@@ -153,8 +172,20 @@ def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_bat
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)
     if stage.output:
-        total += output_layer_bytes(tokens, b, h, ctx.vocab, tp)
+        total += output_input_bytes(tokens, b, h, tp) + stage_loss_bytes(ctx, tp, cp, stage, micro_batch)
     return total + terms[2]
+
+
+def stage_loss_bytes(ctx, tp, cp, stage, micro_batch):
+    """The logits and the loss's buffers of one micro-batch on the stage with
+    the output layer (activations.loss_bytes), else 0: each context-parallel
+    rank computes the loss of its s / cp tokens, each tensor-parallel rank of
+    its V / t vocabulary shard (the stack's bytes per logit without and with
+    tensor parallelism, calibration.LOSS_BYTES_PER_LOGIT)."""
+    if not stage.output:
+        return 0.0
+    tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
+    return loss_bytes(tokens, micro_batch, ctx.vocab, tp, ctx.loss_bytes_per_logit[1 if tp > 1 else 0])
 
 
 def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
@@ -165,12 +196,9 @@ def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
     experts = ctx.shape.experts
     routed = experts.per_token * cal.MOE_CAPACITY_FACTOR
     width = (routed + experts.shared) * experts.ffn_hidden
-    h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
-    fp8 = ctx.precision == "fp8"
-    stored = per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8)
-    working = working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8)
+    stored, working = layer_activations(ctx, tokens, b, tp, sp, recompute, width)
     if recompute != "full":
-        stored += moe_dispatch_bytes(tokens, b, h, tp, sp, routed, fp8)
+        stored += moe_dispatch_bytes(tokens, b, ctx.hidden, tp, sp, routed, ctx.fp8_inputs)
     return stored, working
 
 
@@ -191,6 +219,7 @@ def stage_memories(ctx, par, layout):
         mem.activations_per_layer, mem.activations, mem.activations_working = stage_activations(
             ctx, par.tp, par.cp, par.pp, stage, par.recompute, par.sequence_parallel, par.micro_batch,
             layout.micro_batches, par.interleave)
+        mem.loss = stage_loss_bytes(ctx, par.tp, par.cp, stage, par.micro_batch)
         mem.total = mem.weights + mem.gradients + mem.optimizer + mem.activations
         out.append((mem, (shared, expert)))
     return out

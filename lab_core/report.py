@@ -13,6 +13,8 @@ LAYOUT = (
         ("gradients_bytes", "gradients_bytes"),
         ("optimizer_bytes", "optimizer_bytes"),
         ("activations_bytes", "activations_bytes"),
+        # The part of activations_bytes that is the logits and the loss's buffers (gpu_memory.stage_loss_bytes).
+        ("loss_bytes", "loss_bytes"),
         ("total_bytes", "memory_bytes"),
         ("device_bytes", "device_bytes"),
         ("headroom_bytes", "headroom_bytes"),
@@ -149,6 +151,7 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.gradients_bytes = memory.gradients
     r.optimizer_bytes = memory.optimizer
     r.activations_bytes = memory.activations
+    r.loss_bytes = memory.loss
     r.activations_per_layer_bytes = memory.activations_per_layer
     r.activations_working_bytes = memory.activations_working
     r.memory_bytes = total

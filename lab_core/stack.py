@@ -26,6 +26,18 @@ PRECISIONS (Workload.precision): ``bf16`` GEMMs, or ``fp8`` GEMMs (Transformer
 Engine / torchao float8: the transformer layers' matrix multiplies in FP8 with
 their own peak; attention, the output layer, optimizer state and gradient
 reduction stay in 16/32-bit, arXiv:2209.05433 Sec 4).
+
+MEMORY (what a stack keeps for the backward pass, activations.py):
+- selective recompute: the Megatron stacks drop the attention core and keep
+  the rest (arXiv:2205.05198 Sec 5); torchtitan's "selective" is PyTorch's
+  per-op selective checkpointing, which keeps the block input and every
+  other matrix multiply's output and recomputes the rest
+  (activations.per_op_selective_bytes).
+- fp8: Transformer Engine keeps the FP8 copies of the GEMM inputs it
+  multiplied with (arXiv:2209.05433 Sec 4); torchao's float8 linear keeps its
+  high-precision input (torchao/float8/float8_linear.py), so FP8 saves no
+  activation memory on ``torch_native``.
+- the loss: calibration.LOSS_BYTES_PER_LOGIT.
 """
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
@@ -35,3 +47,13 @@ PRECISIONS = ("bf16", "fp8")
 def is_modern(stack):
     """Overlap derived from the schedule (both modern stacks), not the 2021 window."""
     return stack != "megatron_lm_2021"
+
+
+def per_op_selective(stack):
+    """Selective recompute is PyTorch's per-op selective checkpointing (torchtitan)."""
+    return stack == "torch_native"
+
+
+def keeps_fp8_inputs(stack, precision):
+    """The GEMMs keep their inputs for the backward in FP8 (Transformer Engine), not torchao."""
+    return precision == "fp8" and stack != "torch_native"

@@ -6,8 +6,7 @@ from .quantities import format_quantity
 
 WIDTH, HEIGHT = 600.0, 22.0
 
-MEMORY_PARTS = (("weights", "weights_bytes"), ("gradients", "gradients_bytes"),
-                ("optimizer", "optimizer_bytes"), ("activations", "activations_bytes"))
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "loss")
 TIME_PARTS = (("compute", ("forward_s", "backward_s")), ("recompute", ("recompute_s",)),
               ("tp_comm", ("tp_comm_s",)), ("pp_p2p", ("pp_p2p_s",)), ("bubble", ("pipeline_bubble_s",)),
               ("dp_comm", ("dp_comm_s",)), ("zero_comm", ("zero_comm_s",)), ("optimizer", ("optimizer_s",)))
@@ -40,8 +39,16 @@ def memory_parts(memory, texts, units):
     """(summary, [(part, name, amount)]) of ``memory`` (Report.to_dict()["memory"]) in words."""
     summary = texts["memory_summary"].format(total=format_quantity(memory["total_bytes"], "bytes", units),
                                              device=format_quantity(memory["device_bytes"], "bytes", units))
-    return summary, [(part, texts["memory_parts"][part], format_quantity(memory[key], "bytes", units))
-                     for part, key in MEMORY_PARTS]
+    return summary, [(part, texts["memory_parts"][part], format_quantity(value, "bytes", units))
+                     for part, value in memory_segments(memory) if part != "loss" or value > 0.0]
+
+
+def memory_segments(memory):
+    """(part, bytes) of a memory bar (a Report.to_dict()["memory"] or a curve point): the loss's buffers apart from the other activations they are part of."""
+    loss = memory["loss_bytes"]
+    values = {"weights": memory["weights_bytes"], "gradients": memory["gradients_bytes"],
+              "optimizer": memory["optimizer_bytes"], "activations": memory["activations_bytes"] - loss, "loss": loss}
+    return [(part, values[part]) for part in MEMORY_PARTS]
 
 
 def time_parts(time, texts, units):
@@ -57,7 +64,7 @@ def _time_segments(time):
 
 def memory_bar(memory, texts, units):
     """``memory``: Report.to_dict()["memory"]; ``texts``: catalog ``lab.bars``."""
-    segments = [(part, memory[key]) for part, key in MEMORY_PARTS]
+    segments = memory_segments(memory)
     total, device = memory["total_bytes"], memory["device_bytes"]
     summary, legend = memory_parts(memory, texts, units)
     svg = _stacked(segments, max(total, device), summary, limit=device)

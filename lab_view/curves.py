@@ -11,7 +11,7 @@ for copying.
 import math
 from html import escape
 
-from .bars import MEMORY_PARTS
+from .bars import MEMORY_PARTS, memory_segments
 from .quantities import format_quantity
 
 W, H = 480.0, 240.0
@@ -48,11 +48,11 @@ def _memory_svg(name, points, texts, units, label):
             parts.append(f'<text class="ch-missing" x="{x:.1f}" y="{H - BOTTOM - 4:.0f}" text-anchor="middle">×</text>')
             continue
         base = 0.0
-        for part, key in MEMORY_PARTS:
-            y0, y1 = _y(base, top), _y(base + p[key], top)
+        for part, value in memory_segments(p):
+            y0, y1 = _y(base, top), _y(base + value, top)
             parts.append(f'<rect class="bar-{part}" x="{x - step * 0.35:.1f}" y="{y1:.1f}" width="{step * 0.7:.1f}" '
                          f'height="{max(y0 - y1, 0.0):.1f}"/>')
-            base += p[key]
+            base += value
     yd = _y(device, top)
     grid = "".join(
         f'<line class="ch-grid" x1="{LEFT:.0f}" x2="{W - RIGHT:.0f}" y1="{_y(top * f, top):.1f}" y2="{_y(top * f, top):.1f}"/>'
@@ -116,7 +116,7 @@ def _table(name, points, texts, units, catalog):
     if name == "gpus":
         head = (texts["x"]["gpus"], texts["columns"]["step"], texts["columns"]["memory"], texts["columns"]["fits"])
     else:
-        head = (texts["x"][name],) + tuple(parts[p] for p, _ in MEMORY_PARTS) + (texts["columns"]["memory"],
+        head = (texts["x"][name],) + tuple(parts[p] for p in MEMORY_PARTS) + (texts["columns"]["memory"],
                                                                                  texts["columns"]["fits"])
     rows = []
     for p in points:
@@ -127,7 +127,7 @@ def _table(name, points, texts, units, catalog):
             cells = [format_quantity(p["step_s"], "duration", units), format_quantity(p["memory_bytes"], "bytes", units),
                      catalog["lab"]["terms"]["yes" if p["fits"] else "no"]]
         else:
-            cells = [format_quantity(p[key], "bytes", units) for _, key in MEMORY_PARTS]
+            cells = [format_quantity(value, "bytes", units) for _, value in memory_segments(p)]
             cells += [format_quantity(p["memory_bytes"], "bytes", units), catalog["lab"]["terms"]["yes" if p["fits"] else "no"]]
         rows.append(f'<tr><th scope="row">{escape(x)}</th>{"".join(f"<td>{escape(c)}</td>" for c in cells)}</tr>')
     head_html = "".join(f'<th scope="col">{escape(h)}</th>' for h in head)

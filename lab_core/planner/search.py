@@ -11,7 +11,9 @@ What is skipped, and why it is safe (the model's own structure):
   (arXiv:2205.05198 Table 2 and Table 4: same ring volume, activations and
   element-wise work split t ways);
 - selective recompute with flash attention on: identical to none in the model
-  (both drop only the 5as/h term and replay the attention core);
+  (both drop only the 5as/h term and replay the attention core), except on a
+  stack whose selective recompute is per-op checkpointing (stack.py MEMORY),
+  which keeps less than none;
 - for one grid, micro-batch, interleave and ZeRO stage, every recompute mode
   above the least one that fits: recompute adds m x its time to the step and
   hides at most its time of communication once (lab_core.sync), so it never
@@ -195,9 +197,10 @@ class _Search:
         return bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
 
 
-def recompute_modes(flash):
-    """Least to most recompute; selective equals none with flash attention (see above)."""
-    return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective"))
+def recompute_modes(flash, per_op_selective=False):
+    """Least to most recompute; selective equals none with flash attention unless
+    it is per-op checkpointing (see above)."""
+    return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective" and not per_op_selective))
 
 
 class Choices:
@@ -205,11 +208,11 @@ class Choices:
 
     __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave")
 
-    def __init__(self, flash, pins):
+    def __init__(self, flash, pins, per_op_selective=False):
         get = pins.get if pins is not None else {}.get
         pinned_mode = get("recompute")
         self.recompute_pinned = pinned_mode is not None
-        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(flash)
+        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(flash, per_op_selective)
         self.zero = get("zero")
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")
@@ -317,7 +320,7 @@ def _run(run, pins, hint=None):
     ctx = run.ctx
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
-    choices = Choices(ctx.flash, pins)
+    choices = Choices(ctx.flash, pins, ctx.per_op_selective)
     usable = run.usable
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).

@@ -29,9 +29,10 @@ MODERN_IN_SAMPLE_MEAN = 6.0
 MODERN_OUT_OF_SAMPLE_MEAN = 13.0
 MODERN_ROW_LIMIT = 40.0
 # Percent. Measured peak memory per GPU (torchtitan's reserved-memory readings, see the group's note): where
-# the model stands, mean and any one row.
-MEMORY_MEAN = 35.0
-MEMORY_ROW_LIMIT = 60.0
+# the model stands, mean and any one row. All out of sample; the largest misses are the two H200 rows, whose
+# runs compiled the loss (the lab counts torchtitan's eager loss of the 2024 rows).
+MEMORY_MEAN = 13.0
+MEMORY_ROW_LIMIT = 30.0
 
 RUNS = end_to_end_runs()
 ERRORS = {id(run): abs(row.error) for run, row in zip(RUNS, end_to_end_rows(RUNS))}

@@ -29,7 +29,11 @@ def test_evaluate_activation_memory_is_korthikanti_eq5(row):
     sbh = s * b * h
     m = row["global_batch"] // b
     expected = 34.0 * sbh / t * L * min(p, m) / p * (1 + (p - 1) / (p * v) if v > 1 and p > 1 else 1)
-    expected += sbh * min(p, m) / t + (4.0 * sbh / t * (1 + 51200 / h) if p == 1 else 0.0)
+    # The output layer when p = 1: its input, 4 s b h / t (Sec 4.2.3), and the logits and loss buffers at the
+    # stack's bytes per logit (Megatron's vocab_parallel_cross_entropy: bf16 logits + an fp32 copy, 6, where the
+    # paper counts the fp32 copy only, 4; calibration.LOSS_BYTES_PER_LOGIT).
+    per_logit = cal.LOSS_BYTES_PER_LOGIT["modern"]["vocab_parallel" if t > 1 else "one_gpu"]
+    expected += sbh * min(p, m) / t + (4.0 * sbh / t + per_logit * s * b * 51200 / t if p == 1 else 0.0)
     # Stored activations are Eq 5; on top, selective recompute rebuilds one
     # layer's attention scores for its backward (arXiv:1604.06174 Sec 4).
     working = 5.0 * a * s * s * b / t

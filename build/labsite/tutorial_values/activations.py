@@ -123,7 +123,7 @@ def _modern_values():
         "l_act_first": (stages["first"].activations, "bytes"),
         "l_act_middle": (stages["middle"].activations, "bytes"),
         "l_act_last": (stages["last"].activations, "bytes"),
-        "l_logits": (activations.output_layer_bytes(s, 1, sh.hidden, sh.vocab, t), "bytes"),
+        "l_logits": (stages["last"].loss, "bytes"),
         "l_vocab": (sh.vocab, "count"),
         "llama": (run_name("llama3-405b"), "text"),
         "l_seq": (s, "count"), "l_hidden": (sh.hidden, "count"), "l_heads": (sh.heads, "count"),

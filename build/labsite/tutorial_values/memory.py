@@ -1,5 +1,6 @@
 """Chapter Memory and compute of one GPU: its numbers, every one computed by lab_core."""
 from lab_core import activations, flops, memory
+from lab_core.context import context_for
 from lab_core.hardware import GPU_PRESETS
 
 from ..reference import gpt3_workload, scenario_workload
@@ -102,12 +103,15 @@ def _shapes(values):
         "l_gqa_saving": (1.0 - attention / (4.0 * h * h), "percent"),
         "l_mlp_share": (mlp / shape.layer_params, "percent"),
     })
-    # The logits: fp32 over the vocabulary, for one sequence, against one layer's activations.
+    # The logits: fp32 over the vocabulary, for one sequence, against one layer's activations; the lab's count
+    # is the output layer's input and the logits and loss buffers at the workload's stack's bytes per logit.
     s = w.seq_len
-    logits = activations.output_layer_bytes(s, 1, h, shape.vocab, 1)
+    per_logit = context_for(w).loss_bytes_per_logit[0]
+    logits = activations.output_input_bytes(s, 1, h, 1) + activations.loss_bytes(s, 1, shape.vocab, 1, per_logit)
     layer = activations.per_layer_bytes(s, 1, h, shape.heads, 1, False, "none", True, f, r, False)
     values.update({
         "l_seq": (s, "count"), "logits": (logits, "bytes"), "logits_only": (4.0 * s * shape.vocab, "bytes"),
+        "l_per_logit": (per_logit, "count"),
         "l_layer_act": (layer, "bytes"), "logits_over_layer": (logits / layer, "plain"),
         "logits_verdict": case("bigger" if logits > layer else "smaller", "bigger", "smaller"),
     })
