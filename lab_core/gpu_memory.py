@@ -243,3 +243,11 @@ def expert_shard_ranks(par):
     ep expert-parallel groups (arXiv:2504.14960 Sec 3.2), so tp cp dp / ep of
     them hold each expert; ZeRO shards its state over them."""
     return par.tp * par.cp * par.dp // par.ep
+
+
+def reserved_bytes(allocated):
+    """What the PyTorch caching allocator reserves at the peak of `allocated` bytes
+    of tensors, the "peak memory" frameworks log (torchtitan's memory/max_reserved):
+    allocated x calibration.ALLOCATOR_RESERVED_RATIO (PyTorch docs, CUDA
+    semantics, memory management: cached free blocks and rounded block sizes)."""
+    return allocated * cal.ALLOCATOR_RESERVED_RATIO

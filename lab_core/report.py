@@ -4,6 +4,7 @@ All values are SI: bytes, seconds, FLOP, FLOP/s, tokens, ratios. Values that
 do not exist (e.g. the mean time to interrupt when the failure rate is 0) are
 None.
 """
+from .gpu_memory import reserved_bytes
 from .pipeline import bubble_fraction
 
 # (group, key in the dict, attribute). The order is the order of to_dict().
@@ -16,6 +17,8 @@ LAYOUT = (
         # The part of activations_bytes that is the logits and the loss's buffers (gpu_memory.stage_loss_bytes).
         ("loss_bytes", "loss_bytes"),
         ("total_bytes", "memory_bytes"),
+        # What the caching allocator reserves at that peak (gpu_memory.reserved_bytes).
+        ("reserved_bytes", "reserved_bytes"),
         ("device_bytes", "device_bytes"),
         ("headroom_bytes", "headroom_bytes"),
         ("shortfall_bytes", "shortfall_bytes"),
@@ -155,6 +158,7 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.activations_per_layer_bytes = memory.activations_per_layer
     r.activations_working_bytes = memory.activations_working
     r.memory_bytes = total
+    r.reserved_bytes = reserved_bytes(total)
     r.device_bytes = device
     r.headroom_bytes = device - total if total < device else 0.0
     r.shortfall_bytes = total - device if total > device else 0.0

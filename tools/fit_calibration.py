@@ -9,8 +9,10 @@ arXiv:2205.05198 Table 4; then the overlap fraction (DP_OVERLAP_FRACTION) on
 the six DeepSpeed ZeRO-3 rows of arXiv:2104.04473 Table 2 (fit_overlap). The
 figures and the predictions are the validation table's (labsite.validation).
 The checkpoint snapshot pause (ByteCheckpoint's Table 8) and the communicator
-set-up per GPU (MegaScale) are fitted too (fit_recovery). The modern stacks'
-constants: labtools.fit_modern_stack.
+set-up per GPU (MegaScale) are fitted too (fit_recovery), and the caching
+allocator's reserved-over-allocated ratio on torchtitan's Table 1 memory
+readings (fit_reserved_ratio). The modern stacks' constants:
+labtools.fit_modern_stack.
 Run: python -m labtools.fit_calibration
 """
 import numpy as np
@@ -49,6 +51,14 @@ def fit_overlap():
         return round(float(brute(cost, (slice(0.05, 1.0, 0.01),), finish=None)), 2)
     finally:
         cal.DP_OVERLAP_FRACTION = saved
+
+
+def fit_reserved_ratio():
+    """ALLOCATOR_RESERVED_RATIO in hundredths: the geometric mean of the reserved readings over the lab's
+    allocated peak of the same runs (content/validation/end_to_end.yaml, group torchtitan_memory_fit)."""
+    runs = [run for run in end_to_end_runs() if run.group["id"] == "torchtitan_memory_fit"]
+    ratios = [run.published / (run.predicted() / cal.ALLOCATOR_RESERVED_RATIO) for run in runs]
+    return round(float(np.exp(np.mean(np.log(ratios)))), 2)
 
 
 def _set_table4(g, e, k, o, n):
@@ -106,6 +116,8 @@ def main():
     print("best fit: loss=%.5f GEMM_EFFICIENCY=%.2f ELEMENTWISE=%.2f BACKWARD_RATIO=%.2f "
           "TP_OVERLAP=%.2f NVLINK_FRACTION=%.2f" % best)
     _print_table4(published)
+    print(f"caching allocator reserved / allocated fitted on torchtitan's Table 1: {fit_reserved_ratio():.2f} "
+          f"(calibration.py: {cal.ALLOCATOR_RESERVED_RATIO:.2f})")
     print(f"overlap fraction fitted on the ZeRO-3 rows: {fit_overlap():.2f} "
           f"(lab_core.calibration.DP_OVERLAP_FRACTION = {cal.DP_OVERLAP_FRACTION})")
     overhead, rate, init = fit_recovery()

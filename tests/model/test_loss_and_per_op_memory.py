@@ -125,3 +125,15 @@ def test_per_op_selective_keeps_more_than_full_and_its_working_set_is_never_nega
     assert r.activations_working_bytes >= 0.0
     full = per_layer_bytes(s, b, h, 64, t, sp and t > 1, "full")
     assert r.activations_per_layer_bytes > full
+
+
+def test_reserved_memory_is_the_allocated_peak_times_the_fitted_ratio():
+    """The validation compares torchtitan's reserved readings with reserved_bytes; the ratio is the one
+    tools/fit_calibration.py reproduces from the two in-sample rows, and the planner keeps using the allocated
+    peak (its safety margin budgets for the allocator)."""
+    from labtools.fit_calibration import fit_reserved_ratio
+
+    r = _memory(_llama(stack="torch_native"), recompute="selective")
+    assert r.reserved_bytes == pytest.approx(r.memory_bytes * cal.ALLOCATOR_RESERVED_RATIO, rel=1e-12)
+    assert r.to_dict()["memory"]["reserved_bytes"] == r.reserved_bytes
+    assert fit_reserved_ratio() == cal.ALLOCATOR_RESERVED_RATIO

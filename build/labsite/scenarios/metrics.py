@@ -33,6 +33,8 @@ METRICS = {m.name: m for m in (
     Metric("tokens_per_s_per_gpu", "tokens_per_s", ("throughput", "tokens_per_s"), per_gpu=True, maximum=1e9),
     # Peak memory of the most loaded GPU, GiB (2^30 bytes).
     Metric("memory_gib", "gib", ("memory", "total_bytes"), 1.0 / 1073741824.0, maximum=1e5),
+    # The same peak as the caching allocator reserves it (what torch.cuda.max_memory_reserved reports), GiB.
+    Metric("reserved_memory_gib", "gib", ("memory", "reserved_bytes"), 1.0 / 1073741824.0, maximum=1e5),
     # Days to train on the workload's training_tokens, without failures.
     Metric("training_days", "days", ("training", "time_s"), 1.0 / 86400.0, maximum=1e5),
 )}
