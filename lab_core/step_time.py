@@ -68,7 +68,8 @@ def micro_batch_times(ctx, par, layout):
     tokens = b * ctx.seq_len / cp
     experts = ctx.shape.experts
     dense = _layer_kind(ctx, par, ctx.ffn_hidden,
-                        layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t))
+                        layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t,
+                                           ctx.fused_qkv))
     moe = None
     if experts is not None:
         # A mixture-of-experts layer computes like a dense one whose MLP is as
