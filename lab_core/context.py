@@ -17,7 +17,7 @@ from .stack import fuses_qkv, is_modern
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "fused_qkv", "compute_factor", "attention_factor",
+    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "fused_qkv", "compute_factor", "attention_factor",
                  "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
@@ -35,6 +35,7 @@ class WorkloadContext:
         self.modern = is_modern(w.stack)
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap
+        self.cp_all_gather = w.cp_all_gather
         self.fused_qkv = fuses_qkv(w.stack)
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
