@@ -20,10 +20,17 @@ The fits are reproduced by tools/fit_calibration.py.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
     "h100_80gb": 0.689,
+    "h100_96gb_500w": 0.689,
     "h800_80gb": 0.689,
     "h200_141gb": 0.689,
     "b200_192gb": 0.579,
 }
+
+# Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
+# TorchTitan (arXiv:2410.06511) says of its benchmark GPUs: "limited to a lower TDP. The actual
+# peak TFLOPs should be between SXM and NVL, and we don't know the exact value". TEACHING
+# ASSUMPTION: the midpoint of H100 SXM's 989 and H100 NVL's 835 TFLOP/s (NVIDIA datasheets).
+POWER_CAPPED_H100_PEAK_FLOPS = 0.5 * (989e12 + 835e12)
 
 # GEMM efficiency depends on the GEMM's size: few rows (tokens of one
 # micro-batch on one GPU, b s / cp) or a narrow weight dimension on the GPU
@@ -37,6 +44,7 @@ GEMM_EFFICIENCY = {
 GEMM_TOKEN_SCALE = {
     "a100_80gb": 0.0,
     "h100_80gb": 276.0,
+    "h100_96gb_500w": 276.0,
     "h800_80gb": 276.0,
     "h200_141gb": 276.0,
     "b200_192gb": 276.0,
@@ -44,6 +52,7 @@ GEMM_TOKEN_SCALE = {
 GEMM_WIDTH_SCALE = {
     "a100_80gb": 0.0,
     "h100_80gb": 670.0,
+    "h100_96gb_500w": 670.0,
     "h800_80gb": 670.0,
     "h200_141gb": 670.0,
     "b200_192gb": 670.0,
@@ -58,6 +67,7 @@ GEMM_WIDTH_SCALE = {
 # on H100 (77). Every other modern group is out of sample.
 FP8_GEMM_EFFICIENCY = {
     "h100_80gb": 0.608,
+    "h100_96gb_500w": 0.608,
     "h800_80gb": 0.608,
     "h200_141gb": 0.608,
     "b200_192gb": 0.569,
@@ -70,6 +80,7 @@ FP8_GEMM_EFFICIENCY = {
 ATTENTION_EFFICIENCY = {
     "a100_80gb": 0.70,
     "h100_80gb": 0.365,
+    "h100_96gb_500w": 0.365,
     "h800_80gb": 0.365,
     "h200_141gb": 0.365,
     "b200_192gb": 0.365,
@@ -130,6 +141,7 @@ MIB = 1048576.0
 NVLINK_BUSBW_FRACTION = {
     "a100_80gb": 0.95,
     "h100_80gb": 1.142,
+    "h100_96gb_500w": 1.142,
     "h200_141gb": 1.142,
     "b200_192gb": 0.956,
     # h800: 160 GB/s achieved of its 200 GB/s one-way NVLink (arXiv:2412.19437 Sec 3.2.1).

@@ -9,15 +9,15 @@ from . import calibration as cal
 from .failures import failure_figures
 from .flops import shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
-from .memory import gradient_bytes_per_param
+from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
-from .stack import is_modern, keeps_fp8_inputs, per_op_selective
+from .stack import fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
 
 
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
+    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes", "fused_qkv", "compute_factor", "attention_factor",
                  "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
@@ -35,6 +35,10 @@ class WorkloadContext:
         self.modern = is_modern(w.stack)
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap
+        self.cp_all_gather = w.cp_all_gather
+        # Bytes per weight a ZeRO-3 layer gather moves (sync.fsdp_unit_times).
+        self.layer_gather_bytes = 1.0 if w.fp8_weight_gather and w.precision == "fp8" else WEIGHT_BYTES
+        self.fused_qkv = fuses_qkv(w.stack)
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
         self.seq_len = w.seq_len

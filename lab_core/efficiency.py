@@ -29,7 +29,7 @@ def attention_rate(device):
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
 
 
-def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp):
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, fused_qkv=True):
     """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
 
     The four weight matrices of a layer (shape.layer_matrix_params): the
@@ -37,12 +37,21 @@ def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, 
     h x h, and the MLP's two h x f matrices; tensor parallelism splits one
     dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's width is its
     smaller weight dimension on the GPU (the output projection's is h / t).
-    2 FLOPs per weight per token.
+    2 FLOPs per weight per token. Megatron-Core fuses the query, key and
+    value projections into one GEMM (linear_qkv); with fused_qkv False they
+    are three, as torchtitan's Llama runs them (separate wq, wk, wv
+    nn.Linear in torchtitan/models/llama3/model.py): with grouped-query
+    attention the key and value GEMMs are r h / t wide, narrow ones under
+    tensor parallelism (128 columns per GPU for Llama 3 70B at t = 8).
     """
     qkv = (1.0 + 2.0 * kv_ratio) * hidden
-    gemms = ((hidden * qkv / tp, min(hidden, qkv / tp)),
-             (hidden * hidden / tp, hidden / tp),
-             (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    if fused_qkv:
+        projections = ((hidden * qkv / tp, min(hidden, qkv / tp)),)
+    else:
+        kv = kv_ratio * hidden / tp
+        projections = ((hidden * hidden / tp, min(hidden, hidden / tp)), (2.0 * hidden * kv, min(hidden, kv)))
+    gemms = projections + ((hidden * hidden / tp, hidden / tp),
+                           (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
     total = 0.0
     for weights, width in gemms:
         # A loop, not sum(): Python 3.12 made sum() of floats compensated, and

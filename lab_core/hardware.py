@@ -7,7 +7,7 @@ al. arXiv:2104.04473 §5 and llm-analysis' gpu_configs); H200 and B200 from
 NVIDIA's product pages as quoted by the same tools (teaching presets).
 Capacities are decimal bytes (80 GB = 80e9 B), the conservative reading.
 """
-from .calibration import INTER_NODE_EFFICIENCY, NVLINK_BUSBW_FRACTION
+from .calibration import INTER_NODE_EFFICIENCY, NVLINK_BUSBW_FRACTION, POWER_CAPPED_H100_PEAK_FLOPS
 
 
 class GpuSpec:
@@ -39,6 +39,12 @@ GPU_PRESETS = {
     "a100_80gb": GpuSpec("a100_80gb", "A100 SXM 80GB", 312e12, 80e9, 2.039e12, 300e9, 8),
     # 989 TFLOP/s dense bf16 (1,979 dense FP8), 3350 GB/s HBM3, NVLink4 450 GB/s one way.
     "h100_80gb": GpuSpec("h100_80gb", "H100 SXM 80GB", 989e12, 80e9, 3.35e12, 450e9, 8, 1979e12),
+    # Meta's Grand Teton H100 (torchtitan's benchmark GPUs; pytorch/torchtitan docs/performance.md):
+    # 96 GB HBM2e at 2.4 TB/s, run at its default 500 W power limit, so its clocks and peak sit
+    # "between SXM and NVL" (TorchTitan, arXiv:2410.06511, on its test GPUs): the midpoint of the SXM's 989 and
+    # the NVL's 835 dense bf16 TFLOP/s (calibration.POWER_CAPPED_H100_PEAK_FLOPS), NVLink4 as the SXM.
+    "h100_96gb_500w": GpuSpec("h100_96gb_500w", "H100 96GB HBM2e 500W", POWER_CAPPED_H100_PEAK_FLOPS, 96e9, 2.4e12,
+                              450e9, 8, 2.0 * POWER_CAPPED_H100_PEAK_FLOPS),
     # The export variant of H100 (DeepSeek-V3's cluster, arXiv:2412.19437 Sec 3.1): the same
     # compute and HBM, NVLink cut to 400 GB/s in both directions together (200 GB/s one way).
     "h800_80gb": GpuSpec("h800_80gb", "H800 SXM 80GB", 989e12, 80e9, 3.35e12, 200e9, 8, 1979e12),

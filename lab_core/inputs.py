@@ -122,6 +122,14 @@ INPUT_SPECS = (
     # Tensor-parallel collectives overlapped with the GEMMs around them (Megatron-Core
     # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; modern stack only.
     InputSpec("tp_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # Context parallelism all-gathers keys and values before attention instead of
+    # passing them round a ring behind it (Llama 3, arXiv:2407.21783 Sec 3.3.2;
+    # Megatron-Core --cp-comm-type all_gather): the exchange is exposed.
+    InputSpec("cp_all_gather", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
+    # With FP8 GEMMs, ZeRO-3/FSDP gathers each layer's weights already cast to FP8,
+    # one byte per weight (torchao enable_fsdp_float8_all_gather; Megatron-Core
+    # --fp8-param-gather); the embedding and output layer stay 16-bit.
+    InputSpec("fp8_weight_gather", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
     # How checkpoints are taken (checkpoint_modes.py): blocking writes, async
     # (device-to-host snapshot, background persist) or in-memory copies on peers.
     InputSpec("checkpoint_mode", "mode id", None, None, "async", log_scale=False, slider=False, kind="choice",

@@ -16,7 +16,8 @@ STACKS (Workload.stack):
   llm-foundry/Composer, torch.compile, torchao float8). The same overlap as
   ``modern``; its kernels (SDPA flash attention, compiled element-wise ops,
   torchao casts) reach a different fraction of the GPU, fitted on its own
-  published runs (calibration.STACK_COMPUTE_EFFICIENCY, STACK_ATTENTION_EFFICIENCY).
+  published runs (calibration.STACK_COMPUTE_EFFICIENCY, STACK_ATTENTION_EFFICIENCY). Its Llama
+  computes the query, key and value projections as three GEMMs, not one (efficiency.layer_gemm_seconds).
 - ``megatron_lm_2021``: Megatron-LM as the 2021-2023 papers ran it (arXiv:2104.04473,
   arXiv:2205.05198, MegaScale's baseline arXiv:2402.15627): one calibrated
   overlap window for data-parallel traffic (calibration.DP_OVERLAP_FRACTION),
@@ -57,3 +58,9 @@ def per_op_selective(stack):
 def keeps_fp8_inputs(stack, precision):
     """The GEMMs keep their inputs for the backward in FP8 (Transformer Engine), not torchao."""
     return precision == "fp8" and stack != "torch_native"
+
+
+def fuses_qkv(stack):
+    """Whether the stack's attention runs one fused query/key/value GEMM
+    (Megatron-LM and Megatron-Core, linear_qkv) or three (torchtitan's Llama)."""
+    return stack != "torch_native"

@@ -68,7 +68,8 @@ def micro_batch_times(ctx, par, layout):
     tokens = b * ctx.seq_len / cp
     experts = ctx.shape.experts
     dense = _layer_kind(ctx, par, ctx.ffn_hidden,
-                        layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t))
+                        layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t,
+                                           ctx.fused_qkv))
     moe = None
     if experts is not None:
         # A mixture-of-experts layer computes like a dense one whose MLP is as
@@ -179,7 +180,11 @@ def context_parallel_times(ctx, par, layer):
     sending one rank's keys and values, 2 b (s / cp) (h r / t) 16-bit values
     (r = key/value heads / heads), while the attention of the block already
     there runs; backward sends them again plus their gradients. Each step
-    exposes what its attention block does not cover.
+    exposes what its attention block does not cover. With
+    Workload.cp_all_gather the same blocks are all-gathered (and their
+    gradients reduce-scattered) before the attention starts, so none of it
+    hides: Llama 3's context parallelism, whose "all-gather communication
+    latency is exposed in the critical path" (arXiv:2407.21783 Sec 3.3.2).
     """
     cp = par.cp
     if cp == 1:
@@ -192,6 +197,8 @@ def context_parallel_times(ctx, par, layer):
     forward = (cp - 1) * (step - attention_step if step > attention_step else 0.0)
     backward = (cp - 1) * (2.0 * step - 2.0 * attention_step if step > attention_step else 0.0)
     total = 3.0 * (cp - 1) * step
+    if ctx.cp_all_gather:
+        return total, total
     exposed = forward + backward
     return total, exposed + context_parallel_charge(ctx) * (total - exposed)
 

@@ -176,13 +176,17 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
 
 def fsdp_unit_times(ctx, tp, ep, shard, shard_per_node):
     """(gather, reduce, gather_embedding, reduce_embedding) seconds of fsdp_times'
-    units: the largest layer's 16-bit weights all-gathered and its gradients
+    units: the largest layer's weights all-gathered and its gradients
     reduce-scattered, and the same for the embedding unit, over `shard` ranks
-    (`shard_per_node` of them in a node). Also read by the planner's bounds."""
+    (`shard_per_node` of them in a node). Also read by the planner's bounds.
+    A layer's weights move in 16 bits, or in FP8 with Workload.fp8_weight_gather
+    (torchao casts Float8Linear weights before FSDP2's all-gather,
+    enable_fsdp_float8_all_gather, as torchtitan's 405B config of 2024-10
+    does); the embedding unit stays 16-bit."""
     nvl, nic = ctx.nvlink_rate, ctx.nic_rate
     layer = largest_layer_params(ctx.shape, tp, ep)
     embedding = ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
-    return (group_time(WEIGHT_BYTES * layer, shard, shard_per_node, nvl, nic, 1.0),
+    return (group_time(ctx.layer_gather_bytes * layer, shard, shard_per_node, nvl, nic, 1.0),
             group_time(ctx.grad_bytes * layer, shard, shard_per_node, nvl, nic, 1.0),
             group_time(WEIGHT_BYTES * embedding, shard, shard_per_node, nvl, nic, 1.0),
             group_time(ctx.grad_bytes * embedding, shard, shard_per_node, nvl, nic, 1.0))

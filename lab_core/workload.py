@@ -92,6 +92,8 @@ class Workload:
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
+    cp_all_gather: bool = _default("cp_all_gather")
+    fp8_weight_gather: bool = _default("fp8_weight_gather")
     checkpoint_mode: str = _default("checkpoint_mode")
 
     def __post_init__(self):

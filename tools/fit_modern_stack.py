@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GEMM_MEASUREMENTS = ROOT / "content" / "validation" / "gemm_measurements.yaml"
 END_TO_END_GROUPS = ("nemo_h100_fp8", "nemo_b200_fp8", "nemo_longseq_h100", "llmfoundry_h100")
 MOE_GROUPS = ("moe_mbridge_h100",)
-HOPPER = ("h100_80gb", "h800_80gb", "h200_141gb")
+HOPPER = ("h100_80gb", "h100_96gb_500w", "h800_80gb", "h200_141gb")
 SHAPE_MIN_ROWS = 128
 
 

@@ -35,6 +35,8 @@ def _parallel_flags(f, notes):
                   ("--decoder-last-pipeline-num-layers", f.last_layers)]
     if par.cp > 1:
         flags.append(("--context-parallel-size", par.cp))
+        if f.workload.cp_all_gather:
+            flags.append(("--cp-comm-type", "all_gather"))
     if f.shape.experts is not None:
         flags += [("--expert-model-parallel-size", par.ep), ("--expert-tensor-parallel-size", 1)]
     if par.sequence_parallel:
@@ -54,6 +56,8 @@ def _data_parallel_flags(f, notes):
         strategy = "optim_grads" if par.zero == 2 else "optim_grads_params"
         flags += [("--use-megatron-fsdp", None), ("--data-parallel-sharding-strategy", strategy),
                   ("--ckpt-format", "fsdp_dtensor")]
+        if par.zero == 3 and f.workload.precision == "fp8" and f.workload.fp8_weight_gather:
+            flags.append(("--fp8-param-gather", None))
         if par.dp_shard and par.dp_shard < par.dp:
             notes.add("megatron_no_hsdp", dp=par.dp, dp_shard=par.dp_shard, zero=par.zero)
     if par.dp > 1 and f.modern:

@@ -65,6 +65,8 @@ def _parallelism(f, notes):
         pairs.append(("enable_async_tensor_parallel", async_tp))
     pairs += _pipeline(f, notes)
     pairs.append(("context_parallel_degree", par.cp))
+    if par.cp > 1 and f.workload.cp_all_gather:
+        pairs.append(("context_parallel_rotate_method", "allgather"))
     if f.shape.experts is not None:
         pairs += [("expert_parallel_degree", par.ep), ("expert_tensor_parallel_degree", 1)]
     return pairs, async_tp
@@ -112,6 +114,11 @@ def job_sections(f, notes):
                 ("checkpoint", _checkpoint(f, notes))]
     if async_tp:
         sections.append(("compile", [("enable", True), ("components", ["model", "loss"])]))
+    w = f.workload
+    if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:
+        # FSDP2 gathers the Float8Linear weights in FP8 (Workload.fp8_weight_gather).
+        sections.append(("quantize.linear.float8", [("enable_fsdp_float8_all_gather", True),
+                                                    ("precompute_float8_dynamic_scale_for_fsdp", True)]))
     if f.workload.dropout:
         notes.add("torchtitan_dropout")
     if not f.modern:

@@ -122,7 +122,7 @@ def _gemm_s(ctx, grid, b, moe=False):
                                          ctx.shape.experts, grid.ep)
     else:
         seconds = layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
-                                     grid.tp)
+                                     grid.tp, ctx.fused_qkv)
     return seconds / ctx.compute_factor
 
 

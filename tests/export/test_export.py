@@ -34,11 +34,13 @@ CASES = [
      Parallelism(tp=8, pp=12, dp=16, recompute="full", micro_batch=1)),
     ("llama3-8b-zero3-selective", _preset("llama3-8b", gpus=8, gpu="h100_80gb", global_batch_tokens=128 * 8192),
      Parallelism(tp=1, pp=1, dp=8, zero=3, recompute="selective", micro_batch=2)),
-    ("llama3-8b-hsdp", _preset("llama3-8b", gpus=128, gpu="h100_80gb", global_batch_tokens=256 * 8192, precision="fp8"),
+    ("llama3-8b-hsdp", _preset("llama3-8b", gpus=128, gpu="h100_80gb", global_batch_tokens=256 * 8192, precision="fp8",
+                               fp8_weight_gather=True),
      Parallelism(tp=1, pp=1, dp=128, zero=3, dp_shard=8, micro_batch=2)),
     ("zero1-instances", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
      Parallelism(tp=8, pp=4, dp=8, zero=1, dp_shard=4, sequence_parallel=True, micro_batch=1, interleave=5)),
-    ("llama3-405b-128k-cp", _preset("llama3-405b-128k", gpus=16384, gpu="h100_80gb", global_batch_tokens=16 * 1024 * 1024),
+    ("llama3-405b-128k-cp", _preset("llama3-405b-128k", gpus=16384, gpu="h100_80gb", global_batch_tokens=16 * 1024 * 1024,
+                                    cp_all_gather=True),
      Parallelism(tp=8, cp=16, pp=16, dp=8, zero=1, sequence_parallel=True, micro_batch=1, recompute="full",
                  first_stage_layers=7, last_stage_layers=7)),
     ("deepseek-v3-ep", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8"),
@@ -150,6 +152,24 @@ def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):
     assert job["training"]["steps"] == int(flags["--train-iters"])
     assert job["checkpoint"]["interval"] == int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
     assert json.loads(files["deepspeed"])["train_batch_size"] == int(flags["--global-batch-size"])
+
+
+def test_all_gather_context_parallelism_and_fp8_weight_gathers_are_written_where_they_apply(case):
+    """Workload.cp_all_gather is Megatron-Core's --cp-comm-type all_gather and torchtitan's allgather
+    rotation; Workload.fp8_weight_gather is --fp8-param-gather with Megatron FSDP and torchao's FP8
+    FSDP all-gather, for FP8 runs with ZeRO-3 only."""
+    workload, plan, par = case
+    _, flags = megatron_model(export(plan, workload, "megatron", TEXTS["en"]).text)
+    job = tomllib.loads(export(plan, workload, "torchtitan", TEXTS["en"]).text)
+    gathers = par.cp > 1 and workload.cp_all_gather
+    assert (flags.get("--cp-comm-type") == "all_gather") == gathers
+    assert (job["parallelism"].get("context_parallel_rotate_method") == "allgather") == gathers
+    fp8_gathers = workload.precision == "fp8" and workload.fp8_weight_gather and par.zero == 3
+    assert ("--fp8-param-gather" in flags) == fp8_gathers
+    float8 = job.get("quantize", {}).get("linear", {}).get("float8", {})
+    assert float8.get("enable_fsdp_float8_all_gather", False) == fp8_gathers
+    assert any(gathers or fp8_gathers for gathers, fp8_gathers in ((c[1].cp_all_gather, c[1].fp8_weight_gather)
+                                                                   for c in CASES))
 
 
 def test_the_plans_own_json_reads_back_to_the_workload_and_layout(case):

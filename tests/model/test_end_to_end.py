@@ -26,7 +26,7 @@ REQUIRED_RUN_KEYS = ("model", "layers", "hidden", "heads", "gpus", "batch", "tp"
 
 # Percent. Modern runs fitted in sample; modern runs out of sample (mean, and any one row).
 MODERN_IN_SAMPLE_MEAN = 6.0
-MODERN_OUT_OF_SAMPLE_MEAN = 13.0
+MODERN_OUT_OF_SAMPLE_MEAN = 10.5
 MODERN_ROW_LIMIT = 40.0
 # Percent. Measured peak memory per GPU (torchtitan's reserved-memory readings, see the groups' notes): where
 # the model stands, in sample (the allocator's reserved ratio is fitted to two rows), out of sample, and any one
@@ -90,7 +90,8 @@ def test_modern_fitted_runs_meet_their_bar():
 
 def test_measured_memory_rows_meet_their_bar():
     """Peak memory per GPU against measured readings on H100 and H200."""
-    assert len(MEMORY) >= 10 and {run.spec["gpu"] for run in MEMORY} >= {"h100_80gb", "h200_141gb"}
+    # Meta's 96 GB H100s (the torchtitan_h100 group's preset) and Trainy's H200s.
+    assert len(MEMORY) >= 10 and {run.spec["gpu"] for run in MEMORY} >= {"h100_96gb_500w", "h200_141gb"}
     assert len(MEMORY_FITTED) == 2 and len(MEMORY_PREDICTED) >= 8
     assert _mean(MEMORY_FITTED) < MEMORY_IN_SAMPLE_MEAN, f"{_mean(MEMORY_FITTED):.2f}%"
     assert _mean(MEMORY_PREDICTED) < MEMORY_MEAN, f"{_mean(MEMORY_PREDICTED):.2f}%"

@@ -1,0 +1,73 @@
+"""Mechanisms of the dense time model on today's stacks (issues 14 and 15):
+torchtitan's separate query/key/value GEMMs, Llama 3's all-gather context
+parallelism and Meta's power-capped H100 preset. Each test names the
+behaviour a published run depends on, so a change that undoes it fails here."""
+import pytest
+
+from lab_core import GPU_PRESETS, Parallelism, Workload, evaluate
+from lab_core.context import context_for
+from lab_core.efficiency import layer_gemm_seconds
+
+# Llama 3.1 8B as torchtitan's benchmarks run it (content/validation/end_to_end.yaml, torchtitan_h100).
+LLAMA_8B = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504, vocab=128256, seq_len=8192,
+                dropout=False, flash_attention=True, gpus=64, global_batch_tokens=96 * 8192)
+TP8 = Parallelism(tp=8, dp=8, zero=3, recompute="selective", micro_batch=12, sequence_parallel=True)
+
+
+def _step(**overrides):
+    workload = Workload(**dict(LLAMA_8B, **overrides))
+    return evaluate(workload, TP8).to_dict()["time"]
+
+
+def test_separate_key_and_value_gemms_cost_their_narrow_shape_under_tensor_parallelism():
+    device = GPU_PRESETS["h100_80gb"]
+    args = (device, "bf16", 12 * 8192, 4096, 21504, 0.25)
+    fused, separate = layer_gemm_seconds(*args, 8, True), layer_gemm_seconds(*args, 8, False)
+    # K and V are 4096 x 128 per GPU at t = 8: far below the fused 768-wide GEMM's rate.
+    assert separate > 1.05 * fused
+    # Without tensor parallelism the three GEMMs are nearly as wide as the fused one.
+    assert layer_gemm_seconds(*args, 1, False) < 1.02 * layer_gemm_seconds(*args, 1, True)
+
+
+def test_torch_native_runs_three_projection_gemms_and_megatron_core_one():
+    assert context_for(Workload(**dict(LLAMA_8B, stack="torch_native"))).fused_qkv is False
+    assert context_for(Workload(**dict(LLAMA_8B, stack="modern"))).fused_qkv is True
+    torch_native, modern = (_step(stack=stack, gpu="h100_80gb") for stack in ("torch_native", "modern"))
+    assert torch_native["forward_s"] > modern["forward_s"]
+
+
+@pytest.mark.parametrize("stack", ("modern", "megatron_lm_2021"))
+def test_all_gather_context_parallelism_exposes_the_whole_exchange(stack):
+    workload = dict(LLAMA_8B, gpus=8, seq_len=65536, global_batch_tokens=4 * 65536, stack=stack)
+    plan = Parallelism(cp=2, dp=4, zero=3, recompute="full", micro_batch=1)
+    ring, gathered = (evaluate(Workload(**dict(workload, cp_all_gather=on)), plan).to_dict()["time"]
+                      for on in (False, True))
+    assert gathered["cp_comm_total_s"] == pytest.approx(ring["cp_comm_total_s"])
+    assert gathered["cp_comm_s"] == pytest.approx(gathered["cp_comm_total_s"])
+    assert gathered["cp_comm_s"] >= ring["cp_comm_s"]
+    assert gathered["step_s"] >= ring["step_s"]
+
+
+def test_meta_power_capped_h100_sits_between_the_nvl_and_sxm_parts():
+    capped, sxm = GPU_PRESETS["h100_96gb_500w"], GPU_PRESETS["h100_80gb"]
+    assert 835e12 < capped.peak_flops < sxm.peak_flops
+    assert capped.fp8_peak_flops == pytest.approx(2.0 * capped.peak_flops)
+    assert capped.hbm_bytes_per_s == pytest.approx(2.4e12) and capped.memory_bytes == pytest.approx(96e9)
+    assert _step(gpu="h100_96gb_500w")["step_s"] > _step(gpu="h100_80gb")["step_s"]
+
+
+def test_fp8_weight_gather_halves_the_layer_gathers_of_fp8_runs_only():
+    """torchtitan's 405B Float8 config gathers FSDP weights in FP8 (enable_fsdp_float8_all_gather)."""
+    llama_405b = dict(layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=79872, vocab=128256, seq_len=8192,
+                      dropout=False, gpus=128, global_batch_tokens=32 * 8192, gpu="h100_96gb_500w",
+                      stack="torch_native")
+    plan = Parallelism(tp=8, dp=16, zero=3, recompute="full", micro_batch=2, sequence_parallel=True)
+
+    def zero3(**overrides):
+        return evaluate(Workload(**dict(llama_405b, **overrides)), plan).to_dict()["time"]
+
+    plain, gathered = zero3(precision="fp8"), zero3(precision="fp8", fp8_weight_gather=True)
+    assert gathered["zero_comm_total_s"] < 0.6 * plain["zero_comm_total_s"]
+    assert gathered["step_s"] < plain["step_s"]
+    # In 16-bit the switch changes nothing: the weights are not FP8.
+    assert zero3(precision="bf16", fp8_weight_gather=True) == zero3(precision="bf16")
