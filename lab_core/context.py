@@ -18,7 +18,7 @@ class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
     __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
-                 "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+                 "per_node_dispatch", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "attention_width", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -37,11 +37,13 @@ class WorkloadContext:
         self.tp_overlap = self.modern and w.tp_comm_overlap
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
+        self.per_node_dispatch = w.moe_dispatcher == "per_node"
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads
         self.ffn_hidden = shape.ffn_hidden
         self.kv_ratio = shape.kv_ratio
+        self.attention_width = shape.attention_width
         self.vocab = shape.vocab
         self.layers = shape.layers
         self.layer_params = shape.layer_params

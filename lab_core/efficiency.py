@@ -29,19 +29,21 @@ def attention_rate(device):
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
 
 
-def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp):
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, attention_width=None):
     """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
 
     The four weight matrices of a layer (shape.layer_matrix_params): the
-    fused query/key/value projection h x (1 + 2r) h, the output projection
-    h x h, and the MLP's two h x f matrices; tensor parallelism splits one
-    dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's width is its
-    smaller weight dimension on the GPU (the output projection's is h / t).
-    2 FLOPs per weight per token.
+    fused query/key/value projection h x (1 + 2r) A, the output projection
+    A x h (A the attention width, h unless given), and the MLP's two h x f
+    matrices; tensor parallelism splits one dimension of each t ways
+    (arXiv:1909.08053 Sec 3). A GEMM's width is its smaller weight dimension
+    on the GPU (the output projection's is A / t at A = h). 2 FLOPs per
+    weight per token.
     """
-    qkv = (1.0 + 2.0 * kv_ratio) * hidden
+    width = hidden if attention_width is None else attention_width
+    qkv = (1.0 + 2.0 * kv_ratio) * width
     gemms = ((hidden * qkv / tp, min(hidden, qkv / tp)),
-             (hidden * hidden / tp, hidden / tp),
+             (hidden * width / tp, min(hidden, width / tp)),
              (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
     total = 0.0
     for weights, width in gemms:
@@ -51,7 +53,7 @@ def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, 
     return total
 
 
-def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep):
+def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep, attention_width=None):
     """Forward seconds of one mixture-of-experts layer's GEMMs on one GPU.
 
     The attention projections as in a dense layer (layer_gemm_seconds), the
@@ -61,10 +63,11 @@ def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, expe
     tensor parallelism 1), on the tokens that rank's tensor-parallel slice
     dispatched (tokens / t each), ep x tokens x k / E rows per expert.
     """
-    qkv = (1.0 + 2.0 * kv_ratio) * hidden
+    width = hidden if attention_width is None else attention_width
+    qkv = (1.0 + 2.0 * kv_ratio) * width
     f = experts.ffn_hidden
     gemms = [(tokens, hidden * qkv / tp, min(hidden, qkv / tp)),
-             (tokens, hidden * hidden / tp, hidden / tp),
+             (tokens, hidden * width / tp, min(hidden, width / tp)),
              (tokens / tp, hidden * experts.count, min(hidden, experts.count))]
     if experts.shared:
         gemms.append((tokens, experts.shared * 2.0 * hidden * f / tp, min(hidden, f / tp)))

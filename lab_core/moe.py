@@ -42,6 +42,23 @@ class Experts:
         """Experts one token runs through: top-k routed plus the shared ones."""
         return self.per_token + self.shared
 
+    def remote_nodes_per_token(self, nodes):
+        """Expected nodes other than the sender's that hold at least one of a
+        token's k routed experts, the expert-parallel group spanning `nodes`
+        nodes with count / nodes experts each and routing balanced (the k
+        experts drawn without replacement): (nodes - 1) (1 - P0), with P0 =
+        C(E - E/N, k) / C(E, k) the chance that one node holds none of them.
+        What a node-deduplicating dispatcher sends over the fabric per token
+        (step_time.expert_alltoall_times; DeepSeek-V3 arXiv:2412.19437 Sec 3.2.2).
+        """
+        if nodes <= 1:
+            return 0.0
+        others = self.count - self.count / nodes
+        none = 1.0
+        for i in range(self.per_token):
+            none *= (others - i) / (self.count - i) if others > i else 0.0
+        return (nodes - 1.0) * (1.0 - none)
+
     def to_dict(self):
         return {"experts": self.count, "experts_per_token": self.per_token, "expert_ffn_hidden": self.ffn_hidden,
                 "shared_experts": self.shared, "dense_layers": self.dense_layers}

@@ -73,6 +73,7 @@ class Workload:
     hidden: int = None
     heads: int = None
     kv_heads: int = None
+    head_dim: int = None
     ffn_hidden: int = None
     vocab: int = None
     state_bytes_per_param: int = _default("state_bytes_per_param")
@@ -89,6 +90,7 @@ class Workload:
     expert_ffn_hidden: int = None
     shared_experts: int = _default("shared_experts")
     dense_layers: int = _default("dense_layers")
+    moe_dispatcher: str = _default("moe_dispatcher")
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
@@ -98,7 +100,8 @@ class Workload:
         for f in fields(self):
             object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
-                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe())
+                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe(),
+                             self.head_dim)
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])

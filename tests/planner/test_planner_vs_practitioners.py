@@ -16,9 +16,10 @@ LLAMA3 = dict(params=405e9, gpus=16384, gpu="h100_80gb", global_batch_tokens=204
               inter_node_gbps=400, state_bytes_per_param=18, training_tokens=15.6e12)
 LLAMA3_LAYOUT = dict(tp=8, pp=16, dp=128, sequence_parallel=True, micro_batch=1, interleave=8,
                      first_stage_layers=7, last_stage_layers=7)
-# DeepSeek-V3 on 2,048 H800s (content/validation/end_to_end.yaml, group deepseek_v3).
-DEEPSEEK_V3 = dict(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, ffn_hidden=27648, vocab=129280,
-                   experts=256, experts_per_token=8, expert_ffn_hidden=3072, shared_experts=1, dense_layers=3,
+# DeepSeek-V3 on 2,048 H800s (content/validation/end_to_end.yaml, group deepseek_v3), tokens
+# crossing nodes once per target node (arXiv:2412.19437 Sec 3.2.2).
+DEEPSEEK_V3 = dict(params=671e9, moe_dispatcher="per_node", layers=61, hidden=7168, heads=128, kv_heads=128,
+                   ffn_hidden=27648, vocab=129280, experts=256, experts_per_token=8, expert_ffn_hidden=3072, shared_experts=1, dense_layers=3,
                    gpus=2048, global_batch_tokens=15360 * 4096, seq_len=4096, gpu="h800_80gb", inter_node_gbps=400,
                    precision="fp8", dropout=False)
 
