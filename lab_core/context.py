@@ -18,7 +18,7 @@ class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
     __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "compute_factor", "attention_factor",
-                 "per_node_dispatch", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "attention_width", "vocab", "layers",
+                 "per_node_dispatch", "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -43,7 +43,7 @@ class WorkloadContext:
         self.heads = shape.heads
         self.ffn_hidden = shape.ffn_hidden
         self.kv_ratio = shape.kv_ratio
-        self.attention_width = shape.attention_width
+        self.attention = shape.attention
         self.vocab = shape.vocab
         self.layers = shape.layers
         self.layer_params = shape.layer_params

@@ -4,6 +4,7 @@ Constants and their sources: calibration.GEMM_EFFICIENCY, FP8_GEMM_EFFICIENCY,
 GEMM_TOKEN_SCALE, GEMM_WIDTH_SCALE, ATTENTION_EFFICIENCY.
 """
 from . import calibration as cal
+from .attention import standard
 
 
 def gemm_efficiency(device_id, precision, tokens, width):
@@ -29,22 +30,24 @@ def attention_rate(device):
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
 
 
-def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, attention_width=None):
+def _attention_gemms(hidden, kv_ratio, tp, attention):
+    """(weights on one GPU, width) of the attention block's GEMMs (attention.AttentionShape.gemms)."""
+    return (standard(hidden, kv_ratio) if attention is None else attention).gemms(hidden, tp)
+
+
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, attention=None):
     """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
 
-    The four weight matrices of a layer (shape.layer_matrix_params): the
-    fused query/key/value projection h x (1 + 2r) A, the output projection
-    A x h (A the attention width, h unless given), and the MLP's two h x f
-    matrices; tensor parallelism splits one dimension of each t ways
-    (arXiv:1909.08053 Sec 3). A GEMM's width is its smaller weight dimension
-    on the GPU (the output projection's is A / t at A = h). 2 FLOPs per
-    weight per token.
+    The weight matrices of a layer (shape.layer_matrix_params): the
+    attention block's (attention.AttentionShape.gemms: at the default shape
+    the fused query/key/value projection h x (1 + 2r) h and the output
+    projection h x h) and the MLP's two h x f matrices; tensor parallelism
+    splits one dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's
+    width is its smaller weight dimension on the GPU (the output
+    projection's is h / t). 2 FLOPs per weight per token.
     """
-    width = hidden if attention_width is None else attention_width
-    qkv = (1.0 + 2.0 * kv_ratio) * width
-    gemms = ((hidden * qkv / tp, min(hidden, qkv / tp)),
-             (hidden * width / tp, min(hidden, width / tp)),
-             (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    gemms = _attention_gemms(hidden, kv_ratio, tp, attention)
+    gemms.append((2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
     total = 0.0
     for weights, width in gemms:
         # A loop, not sum(): Python 3.12 made sum() of floats compensated, and
@@ -53,7 +56,7 @@ def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, 
     return total
 
 
-def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep, attention_width=None):
+def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep, attention=None):
     """Forward seconds of one mixture-of-experts layer's GEMMs on one GPU.
 
     The attention projections as in a dense layer (layer_gemm_seconds), the
@@ -63,12 +66,9 @@ def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, expe
     tensor parallelism 1), on the tokens that rank's tensor-parallel slice
     dispatched (tokens / t each), ep x tokens x k / E rows per expert.
     """
-    width = hidden if attention_width is None else attention_width
-    qkv = (1.0 + 2.0 * kv_ratio) * width
     f = experts.ffn_hidden
-    gemms = [(tokens, hidden * qkv / tp, min(hidden, qkv / tp)),
-             (tokens, hidden * width / tp, min(hidden, width / tp)),
-             (tokens / tp, hidden * experts.count, min(hidden, experts.count))]
+    gemms = [(tokens, weights, width) for weights, width in _attention_gemms(hidden, kv_ratio, tp, attention)]
+    gemms.append((tokens / tp, hidden * experts.count, min(hidden, experts.count)))
     if experts.shared:
         gemms.append((tokens, experts.shared * 2.0 * hidden * f / tp, min(hidden, f / tp)))
     rows_per_expert = ep * tokens / tp * experts.per_token / experts.count

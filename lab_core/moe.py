@@ -19,7 +19,7 @@ class Experts:
     """The MoE part of a model shape; dense models have none (shape.experts is None)."""
 
     __slots__ = ("count", "per_token", "ffn_hidden", "shared", "dense_layers", "moe_layers",
-                 "expert_params", "router_params")
+                 "expert_params", "router_params", "_remote_nodes")
 
     def __init__(self, hidden, layers, count, per_token, ffn_hidden, shared, dense_layers):
         self.count = count
@@ -31,6 +31,7 @@ class Experts:
         self.expert_params = float(mlp_params(hidden, ffn_hidden))
         # The router: one h x E projection scoring every expert for each token.
         self.router_params = float(hidden * count)
+        self._remote_nodes = {}
 
     @property
     def routed_params(self):
@@ -53,11 +54,15 @@ class Experts:
         """
         if nodes <= 1:
             return 0.0
+        cached = self._remote_nodes.get(nodes)
+        if cached is not None:
+            return cached
         others = self.count - self.count / nodes
         none = 1.0
         for i in range(self.per_token):
             none *= (others - i) / (self.count - i) if others > i else 0.0
-        return (nodes - 1.0) * (1.0 - none)
+        self._remote_nodes[nodes] = (nodes - 1.0) * (1.0 - none)
+        return self._remote_nodes[nodes]
 
     def to_dict(self):
         return {"experts": self.count, "experts_per_token": self.per_token, "expert_ffn_hidden": self.ffn_hidden,

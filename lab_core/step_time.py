@@ -54,7 +54,7 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s):
     kind = _Kind()
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
-                             gemm_s / ctx.compute_factor, ctx.attention_width)
+                             gemm_s / ctx.compute_factor, ctx.attention)
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
@@ -69,7 +69,7 @@ def micro_batch_times(ctx, par, layout):
     experts = ctx.shape.experts
     dense = _layer_kind(ctx, par, ctx.ffn_hidden,
                         layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t,
-                                           ctx.attention_width))
+                                           ctx.attention))
     moe = None
     if experts is not None:
         # A mixture-of-experts layer computes like a dense one whose MLP is as
@@ -77,7 +77,7 @@ def micro_batch_times(ctx, par, layout):
         width = experts.used_per_token * experts.ffn_hidden
         moe = _layer_kind(ctx, par, width, moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, h,
                                                                   ctx.kv_ratio, t, experts, par.ep,
-                                                                  ctx.attention_width))
+                                                                  ctx.attention))
         moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
     logits = output_layer_times(ctx, t, cp, b)
     best = None
@@ -194,8 +194,9 @@ def context_parallel_times(ctx, par, layer):
 
     Megatron-Core's default ring (--cp-comm-type p2p, arXiv:2310.01889 Ring
     Attention; Llama 3 Sec 3.3.2 gathers K/V instead): cp - 1 steps, each
-    sending one rank's keys and values, 2 b (s / cp) (A r / t) 16-bit values
-    (r = key/value heads / heads, A the attention width), while the attention of the block already
+    sending one rank's keys and values, b (s / cp) 2 r h / t 16-bit values
+    (r = key/value heads / heads; attention.AttentionShape.kv_values_per_token
+    for other shapes), while the attention of the block already
     there runs; backward sends them again plus their gradients. Each step
     exposes what its attention block does not cover.
     """
@@ -203,7 +204,7 @@ def context_parallel_times(ctx, par, layer):
     if cp == 1:
         return 0.0, 0.0
     t = par.tp
-    block = 2.0 * 2.0 * par.micro_batch * (ctx.seq_len / cp) * ctx.attention_width * ctx.kv_ratio / t
+    block = 2.0 * par.micro_batch * (ctx.seq_len / cp) * ctx.attention.kv_values_per_token() / t
     link = ctx.nvlink_rate if t * cp <= ctx.gpus_per_node else ctx.nic_rate
     step = point_to_point_time(block, link)
     attention_step = layer.attention_forward / cp

@@ -1,17 +1,20 @@
 """Mixture-of-experts terms (issue 15): the per-node token dispatch, the
-attention head size and the pipeline split the planner needs for DeepSeek-V3."""
+attention block's shape (head size, multi-head latent attention) and the
+pipeline split the planner needs for DeepSeek-V3."""
 import math
 
 import pytest
 
 from lab_core import Parallelism, Workload, evaluate
+from lab_core.attention import AttentionShape
 from lab_core.context import context_for
 from lab_core.flops import layer_forward_flops
 from lab_core.planner.space import expert_parallel_sizes, pipeline_splits
 from lab_core.step_time import expert_alltoall_times
 
-# DeepSeek-V3 (arXiv:2412.19437 Sec 4.2) on H800s, its MLA modelled as attention of width h.
-DSV3 = dict(params=671e9, layers=61, hidden=7168, heads=128, ffn_hidden=27648, vocab=129280, experts=256,
+# DeepSeek-V3 (arXiv:2412.19437 Sec 4.2) on H800s, with its multi-head latent attention.
+MLA = dict(head_dim=192, v_head_dim=128, q_lora_rank=1536, kv_lora_rank=512)
+DSV3 = dict(params=671e9, layers=61, hidden=7168, heads=128, ffn_hidden=27648, **MLA, vocab=129280, experts=256,
             experts_per_token=8, expert_ffn_hidden=3072, shared_experts=1, dense_layers=3, gpus=2048,
             global_batch_tokens=15360 * 4096, seq_len=4096, gpu="h800_80gb", inter_node_gbps=400, precision="fp8",
             dropout=False, stack="modern")
@@ -59,12 +62,12 @@ def test_the_dispatcher_changes_nothing_for_a_dense_model():
 def test_head_dim_sets_the_attention_width():
     qwen = Workload(**QWEN3).shape
     narrow = Workload(**dict(QWEN3, head_dim=None)).shape
-    assert qwen.attention_width == 8192.0 and narrow.attention_width == 4096.0
+    assert qwen.attention.width == 8192.0 and narrow.attention.width == 4096.0 and qwen.head_dim == 128
     # 64 x 128 query heads: query and output projections h x 2h; 235B parameters as the name says.
     assert qwen.params == pytest.approx(235e9, rel=0.01)
     assert qwen.params - narrow.params == pytest.approx(94 * (2 + 2 * 4 / 64) * 4096 * 4096 + 94 * 9 * 4096 / 4,
                                                         rel=1e-3)
-    gemm, attention = layer_forward_flops(1, 4096, 4096, 12288, 4 / 64, 8192.0)
+    gemm, attention = layer_forward_flops(1, 4096, 4096, 12288, 4 / 64, qwen.attention)
     gemm_h, attention_h = layer_forward_flops(1, 4096, 4096, 12288, 4 / 64)
     assert attention == 2.0 * attention_h and gemm > gemm_h
 
@@ -101,3 +104,33 @@ def test_every_cross_node_expert_parallel_size_is_searched():
     assert expert_parallel_sizes(256, 128, 8) == (1, 8, 16, 32, 64, 128)
     assert expert_parallel_sizes(8, 64, 8) == (1, 8)
     assert expert_parallel_sizes(0, 64, 8) == (1,)
+
+
+def test_multi_head_latent_attention_counts_deepseek_v3s_parameters():
+    shape = Workload(**DSV3).shape
+    # 671B in all and 37B activated per token (arXiv:2412.19437 Sec 1, 4.2).
+    assert shape.params == pytest.approx(671e9, rel=0.005)
+    assert shape.active_params == pytest.approx(37e9, rel=0.01)
+    # Per layer: q 7,168 x 1,536 + 1,536 x 128 x 192, kv 7,168 x 512 + 512 x 128 x (192 + 128), out 128 x 128 x 7,168.
+    expected = 7168 * 1536 + 1536 * 24576 + 7168 * 512 + 512 * 40960 + 16384 * 7168
+    assert shape.attention.params(7168) == expected
+    # The core: Q K^T over 192-wide heads and scores x V over 128-wide ones.
+    assert shape.attention.core_flops(1, 4096) == 2.0 * 4096 * 4096 * 128 * (192 + 128)
+
+
+def test_latent_down_projections_are_not_split_by_tensor_parallelism():
+    mla = AttentionShape(128 * 192, 128 * 128, 1.0, 1536, 512)
+    one, two = mla.gemms(7168, 1), mla.gemms(7168, 2)
+    # Query down, query up, key/value down, key/value up, output: the two down-projections keep their size.
+    assert len(one) == 5 and two[0] == one[0] and two[2] == one[2]
+    assert [two[i][0] for i in (1, 3, 4)] == [one[i][0] / 2 for i in (1, 3, 4)]
+    assert mla.gemms(7168, 2) == two  # cached, and a copy each call
+    two.append(None)
+    assert len(mla.gemms(7168, 2)) == 5
+
+
+def test_the_default_attention_is_the_fused_projection_of_megatron():
+    gemms = Workload(params=7e9, layers=32, hidden=4096, heads=32, kv_heads=8, gpus=8, global_batch_tokens=1 << 20,
+                     seq_len=4096).shape.attention.gemms(4096, 2)
+    # Query, key and value as one h x (1 + 2r) h GEMM split two ways, then the output projection h/2 x h.
+    assert gemms == [(4096 * 6144 / 2, 3072.0), (2048 * 4096, 2048.0)]

@@ -19,7 +19,7 @@ LLAMA3_LAYOUT = dict(tp=8, pp=16, dp=128, sequence_parallel=True, micro_batch=1,
 # DeepSeek-V3 on 2,048 H800s (content/validation/end_to_end.yaml, group deepseek_v3), tokens
 # crossing nodes once per target node (arXiv:2412.19437 Sec 3.2.2).
 DEEPSEEK_V3 = dict(params=671e9, moe_dispatcher="per_node", layers=61, hidden=7168, heads=128, kv_heads=128,
-                   ffn_hidden=27648, vocab=129280, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
+                   head_dim=192, v_head_dim=128, q_lora_rank=1536, kv_lora_rank=512, ffn_hidden=27648, vocab=129280, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
                    shared_experts=1, dense_layers=3, gpus=2048,
                    global_batch_tokens=15360 * 4096, seq_len=4096, gpu="h800_80gb", inter_node_gbps=400,
                    precision="fp8", dropout=False)
