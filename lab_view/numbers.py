@@ -53,7 +53,28 @@ def format_number(name, value, catalog):
     return format_quantity(value, kind, catalog["units"])
 
 
-def format_numbers(numbers, catalog):
-    """Every scalar of ``numbers`` formatted; nested objects are left out."""
-    return {name: format_number(name, value, catalog) for name, value in numbers.items()
-            if not isinstance(value, (dict, list))}
+class FormattedNumbers(dict):
+    """The scalars of ``numbers``, each formatted the first time a sentence
+    quotes it (``str.format_map``): a decision carries dozens of numbers and
+    its sentences quote a few, and the worker words every decision on each
+    slider move. Entries set directly are text already; a name that is not a
+    scalar of ``numbers`` raises KeyError, as ``str.format`` would."""
+
+    __slots__ = ("_numbers", "_catalog")
+
+    def __init__(self, numbers, catalog, **texts):
+        super().__init__(texts)
+        self._numbers = numbers
+        self._catalog = catalog
+
+    def __missing__(self, name):
+        value = self._numbers[name]
+        if isinstance(value, (dict, list)):
+            raise KeyError(name)
+        text = self[name] = format_number(name, value, self._catalog)
+        return text
+
+
+def format_numbers(numbers, catalog, **texts):
+    """``numbers`` formatted on demand for ``str.format_map`` (FormattedNumbers), plus ``texts`` as they are."""
+    return FormattedNumbers(numbers, catalog, **texts)

@@ -265,15 +265,15 @@ def decision_items(plan, catalog):
     items = []
     for decision in plan["decisions"]:
         texts = catalog["decisions"][decision["id"]]
-        numbers = _with_min_extras(format_numbers(decision["numbers"], catalog), plan.get("no_fit") or {}, catalog)
+        numbers = _with_min_extras(decision["numbers"], plan.get("no_fit") or {}, catalog)
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
-        why = texts["reasons"][decision["reason"]].format(**numbers)
+        why = texts["reasons"][decision["reason"]].format_map(numbers)
         if decision["id"] == "parallelism" and plan["parallelism"].get("ep", 1) > 1 and decision["option"] != "nothing_fits":
             # How many experts a GPU holds against how many nodes each token reaches.
-            why += texts["expert_note"].format(**numbers)
+            why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
-                      "choice": texts["options"][decision["option"]].format(**numbers), "why": why})
+                      "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
 
 
@@ -298,9 +298,9 @@ def alternative_items(plan, catalog):
         par = alt["parallelism"]
         layout = texts["layout"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}", zero=par["zero"],
                                         recompute=catalog["lab"]["terms"][par["recompute"]], extras=grid_extras(par, catalog))
-        numbers = format_numbers({k: v for k, v in alt.items() if not isinstance(v, dict)}, catalog)
+        numbers = format_numbers(alt, catalog)
         items.append({"label": layout_label(alt["layout"], catalog["lab"]["layouts"]), "layout": layout,
-                      "why": texts["reasons"][alt["reason"]].format(**numbers)})
+                      "why": texts["reasons"][alt["reason"]].format_map(numbers)})
     return items
 
 
@@ -355,17 +355,17 @@ def _min_layout(no_fit):
 
 
 def _with_min_extras(numbers, no_fit, catalog):
-    """Formatted numbers plus min_extras: the smallest fitting layout's CP / EP, if any."""
-    return dict(numbers, min_extras=grid_extras(no_fit.get("min_gpus_layout") or {}, catalog))
+    """``numbers`` formatted on demand, plus min_extras: the smallest fitting layout's CP / EP, if any."""
+    return format_numbers(numbers, catalog, min_extras=grid_extras(no_fit.get("min_gpus_layout") or {}, catalog))
 
 
 def _no_fit(plan, catalog):
     no_fit = plan.get("no_fit")
     if not no_fit:
         return ""
-    numbers = _with_min_extras(format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog), no_fit, catalog)
+    numbers = _with_min_extras(dict(no_fit, **_min_layout(no_fit)), no_fit, catalog)
     key = "nofit" if no_fit.get("min_gpus") else "nofit_anywhere"
-    return catalog["lab"][key].format(**numbers)
+    return catalog["lab"][key].format_map(numbers)
 
 
 def _stage(plan, catalog):
@@ -375,8 +375,9 @@ def _stage(plan, catalog):
         texts = catalog["lab"]
         no_fit = plan["no_fit"]
         if no_fit.get("min_gpus_stage"):
-            numbers = _with_min_extras(format_numbers(dict(no_fit, **_min_layout(no_fit)), catalog), no_fit, catalog)
-            text = texts["nofit_stage"].format(stage=catalog["stages"][no_fit["min_gpus_stage"]]["title"], **numbers)
+            numbers = _with_min_extras(dict(no_fit, **_min_layout(no_fit)), no_fit, catalog)
+            numbers["stage"] = catalog["stages"][no_fit["min_gpus_stage"]]["title"]
+            text = texts["nofit_stage"].format_map(numbers)
         else:
             text = _no_fit(plan, catalog)
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),

@@ -8,6 +8,8 @@ tp dividing the GPUs per node, pp splitting the layers and dp the batch; for
 a mixture of experts each count takes the largest ep searched (the fewest
 experts per GPU, the least memory).
 """
+from bisect import bisect_right
+
 from .assumptions import MAX_GPUS_SEARCHED
 from .bounds import floor_memory
 from .space import Grid, expert_parallel_sizes
@@ -31,15 +33,20 @@ def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None,
     floor(wctx, grid): the memory floor (default bounds.floor_memory);
     accept(grid, dp=False): whether a grid's tp, cp and pp are allowed (pins).
     For each (tp, cp, pp) the floor falls as dp grows, so a binary search over
-    the divisors of the batch finds the least dp that fits.
+    the divisors of the batch finds the least dp that fits. Only dp that
+    could tie or beat the best count so far are looked at (the count only
+    grows with dp), so once a small layout fits most others take one floor.
     """
     floor = floor or floor_memory
     best = None
     dps = space.dps
     for t, c, p, first, last in _parts(space, accept):
-        if floor(wctx, _grid(space, t, c, p, first, last, dps[-1])) > usable:
+        mp = t * c * p
+        cap = at_most if best is None else min(at_most, best[0])
+        top = bisect_right(dps, cap // mp)  # dps[:top]: the dp whose count is within the cap
+        if top == 0 or floor(wctx, _grid(space, t, c, p, first, last, dps[top - 1])) > usable:
             continue
-        lo, hi = 0, len(dps) - 1
+        lo, hi = 0, top - 1
         while lo < hi:
             mid = (lo + hi) // 2
             if floor(wctx, _grid(space, t, c, p, first, last, dps[mid])) <= usable:
@@ -48,7 +55,7 @@ def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None,
                 lo = mid + 1
         grid = _grid(space, t, c, p, first, last, dps[lo])
         n = grid.gpus
-        if n <= at_most and (best is None or (n, grid) < best):
+        if best is None or (n, grid) < best:
             best = (n, grid)
     return best
 

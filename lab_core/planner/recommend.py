@@ -198,8 +198,12 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
     "no_layout" when no grid of these GPUs has that shape
     (e.g. replicas only, when the GPU count does not divide the batch)."""
+    reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
+    # Only shapes no fitting plan reached are reported, so only they need their least memory
+    # (on most answers every shape was reached and no grid is visited).
+    wanted = {stage for stage in reachable if stage not in seen}
     least = {}
-    for grid in grids:
+    for grid in grids if wanted else ():
         zmax = 3 if grid.shards else 0
         if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
@@ -208,10 +212,11 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
         else:
             shapes = (("tensor_pipeline", zmax, "selective"), ("full_3d", zmax, "full"))
         for stage, z, mode in shapes:
+            if stage not in wanted:
+                continue
             need = plan_memory(wctx, grid, z, mode, 1, 1)
             if stage not in least or need < least[stage]:
                 least[stage] = need
-    reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
     out = []
     for stage in STAGES:
         if stage not in reachable or stage in seen:

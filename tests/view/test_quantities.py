@@ -36,3 +36,19 @@ def test_format(value, kind, text):
 @given(st.floats(min_value=1e3, max_value=1e15))
 def test_scaled_format_round_trips_to_three_significant_figures(value):
     assert parse_quantity(format_scaled(value)) == pytest.approx(value, rel=5e-3)
+
+
+def test_quoted_numbers_are_formatted_when_a_sentence_uses_them():
+    from labsite.catalog import load_catalogs
+    from lab_view.numbers import format_number, format_numbers
+
+    catalog = load_catalogs()["en"]
+    raw = {"tp": 8, "step_s": 1.25, "mfu": 0.41, "layout": {"tp": 8}, "memory_bytes": 7.2e10}
+    numbers = format_numbers(raw, catalog, extras=" x CP 2")
+    text = "TP {tp}{extras}: {step_s}, {mfu} MFU".format_map(numbers)
+    assert text == (f"TP {format_number('tp', 8, catalog)} x CP 2: {format_number('step_s', 1.25, catalog)}, "
+                    f"{format_number('mfu', 0.41, catalog)} MFU")
+    assert "memory_bytes" not in numbers  # never quoted, never formatted
+    for missing in ("{gpus}", "{layout}"):  # unknown, or not a scalar: the catalog's mistake shows
+        with pytest.raises(KeyError):
+            missing.format_map(numbers)
