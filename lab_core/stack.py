@@ -27,10 +27,18 @@ PRECISIONS (Workload.precision): ``bf16`` GEMMs, or ``fp8`` GEMMs (Transformer
 Engine / torchao float8: the transformer layers' matrix multiplies in FP8 with
 their own peak; attention, the output layer, optimizer state and gradient
 reduction stay in 16/32-bit, arXiv:2209.05433 Sec 4).
+
+MOE_DISPATCHERS (Workload.moe_dispatcher): how mixture-of-experts tokens
+travel to their experts (step_time.expert_alltoall_times). ``all_to_all``:
+one copy per routed expert, as NCCL's all-to-all sends it (Megatron-Core's
+default --moe-token-dispatcher-type alltoall). ``per_node``: one copy per
+target node over the fabric, forwarded over NVLink inside it (DeepSeek-V3,
+arXiv:2412.19437 Sec 3.2.2; DeepEP, Megatron-Core's flex dispatcher).
 """
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 PRECISIONS = ("bf16", "fp8")
+MOE_DISPATCHERS = ("all_to_all", "per_node")
 
 
 def is_modern(stack):
