@@ -66,7 +66,8 @@ LLAMA3_405B = {'params': 405e9, 'layers': 126, 'hidden': 16384, 'heads': 128, 'k
 LONG_CONTEXT_AND_MOE_CASES = [
     dict(LLAMA3_405B, gpus=16384, seq_len=131072, global_batch_tokens=16777216),
     dict(LLAMA3_405B, gpus=2048, seq_len=32768, global_batch_tokens=4194304),
-    {'params': 671e9, 'layers': 61, 'hidden': 7168, 'heads': 128, 'kv_heads': 128, 'ffn_hidden': 27648,
+    {'params': 671e9, 'layers': 61, 'hidden': 7168, 'heads': 128, 'kv_heads': 128, 'head_dim': 192, 'v_head_dim': 128,
+     'q_lora_rank': 1536, 'kv_lora_rank': 512, 'moe_dispatcher': 'per_node', 'ffn_hidden': 27648,
      'vocab': 129280, 'experts': 256, 'experts_per_token': 8, 'expert_ffn_hidden': 3072, 'shared_experts': 1,
      'dense_layers': 3, 'gpus': 2048, 'global_batch_tokens': 62914560, 'seq_len': 4096, 'gpu': 'h800_80gb',
      'inter_node_gbps': 400, 'precision': 'fp8', 'dropout': False},

@@ -17,8 +17,9 @@ from .stack import fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes", "fused_qkv", "compute_factor", "attention_factor",
-                 "seq_len", "hidden", "heads", "ffn_hidden", "kv_ratio", "vocab", "layers",
+    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
+                 "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "seq_len", "hidden", "heads",
+                 "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
@@ -41,11 +42,13 @@ class WorkloadContext:
         self.fused_qkv = fuses_qkv(w.stack)
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
+        self.per_node_dispatch = w.moe_dispatcher == "per_node"
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads
         self.ffn_hidden = shape.ffn_hidden
         self.kv_ratio = shape.kv_ratio
+        self.attention = shape.attention
         self.vocab = shape.vocab
         self.layers = shape.layers
         self.layer_params = shape.layer_params

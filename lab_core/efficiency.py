@@ -4,6 +4,7 @@ Constants and their sources: calibration.GEMM_EFFICIENCY, FP8_GEMM_EFFICIENCY,
 GEMM_TOKEN_SCALE, GEMM_WIDTH_SCALE, ATTENTION_EFFICIENCY.
 """
 from . import calibration as cal
+from .attention import standard
 
 
 def gemm_efficiency(device_id, precision, tokens, width):
@@ -29,29 +30,26 @@ def attention_rate(device):
     return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
 
 
-def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, fused_qkv=True):
+def _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv):
+    """(weights on one GPU, width) of the attention block's GEMMs (attention.AttentionShape.gemms)."""
+    return (standard(hidden, kv_ratio) if attention is None else attention).gemms(hidden, tp, fused_qkv)
+
+
+def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, tp, attention=None, fused_qkv=True):
     """Forward seconds of one layer's GEMMs on one GPU, each at the rate of its own shape.
 
-    The four weight matrices of a layer (shape.layer_matrix_params): the
-    fused query/key/value projection h x (1 + 2r) h, the output projection
-    h x h, and the MLP's two h x f matrices; tensor parallelism splits one
-    dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's width is its
-    smaller weight dimension on the GPU (the output projection's is h / t).
-    2 FLOPs per weight per token. Megatron-Core fuses the query, key and
-    value projections into one GEMM (linear_qkv); with fused_qkv False they
-    are three, as torchtitan's Llama runs them (separate wq, wk, wv
-    nn.Linear in torchtitan/models/llama3/model.py): with grouped-query
-    attention the key and value GEMMs are r h / t wide, narrow ones under
-    tensor parallelism (128 columns per GPU for Llama 3 70B at t = 8).
+    The weight matrices of a layer (shape.layer_matrix_params): the
+    attention block's (attention.AttentionShape.gemms: at the default shape
+    the fused query/key/value projection h x (1 + 2r) h and the output
+    projection h x h) and the MLP's two h x f matrices; tensor parallelism
+    splits one dimension of each t ways (arXiv:1909.08053 Sec 3). A GEMM's
+    width is its smaller weight dimension on the GPU (the output
+    projection's is h / t). 2 FLOPs per weight per token. fused_qkv False:
+    the full-rank query, key and value projections as three GEMMs
+    (torchtitan; attention.AttentionShape.matrices).
     """
-    qkv = (1.0 + 2.0 * kv_ratio) * hidden
-    if fused_qkv:
-        projections = ((hidden * qkv / tp, min(hidden, qkv / tp)),)
-    else:
-        kv = kv_ratio * hidden / tp
-        projections = ((hidden * hidden / tp, min(hidden, hidden / tp)), (2.0 * hidden * kv, min(hidden, kv)))
-    gemms = projections + ((hidden * hidden / tp, hidden / tp),
-                           (2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    gemms = _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv)
+    gemms.append((2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
     total = 0.0
     for weights, width in gemms:
         # A loop, not sum(): Python 3.12 made sum() of floats compensated, and
@@ -60,7 +58,8 @@ def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, 
     return total
 
 
-def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep):
+def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep, attention=None,
+                           fused_qkv=True):
     """Forward seconds of one mixture-of-experts layer's GEMMs on one GPU.
 
     The attention projections as in a dense layer (layer_gemm_seconds), the
@@ -70,11 +69,9 @@ def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, expe
     tensor parallelism 1), on the tokens that rank's tensor-parallel slice
     dispatched (tokens / t each), ep x tokens x k / E rows per expert.
     """
-    qkv = (1.0 + 2.0 * kv_ratio) * hidden
     f = experts.ffn_hidden
-    gemms = [(tokens, hidden * qkv / tp, min(hidden, qkv / tp)),
-             (tokens, hidden * hidden / tp, hidden / tp),
-             (tokens / tp, hidden * experts.count, min(hidden, experts.count))]
+    gemms = [(tokens, weights, width) for weights, width in _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv)]
+    gemms.append((tokens / tp, hidden * experts.count, min(hidden, experts.count)))
     if experts.shared:
         gemms.append((tokens, experts.shared * 2.0 * hidden * f / tp, min(hidden, f / tp)))
     rows_per_expert = ep * tokens / tp * experts.per_token / experts.count

@@ -27,16 +27,17 @@ def hardware_flops_full_eq3(B, s, l, h, V):
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
 
 
-def layer_forward_flops(b, s, h, ffn_hidden, kv_ratio=1.0):
+def layer_forward_flops(b, s, h, ffn_hidden, kv_ratio=1.0, attention=None):
     """Forward FLOPs of one layer, split (GEMMs, attention core).
 
     Source: arXiv:2205.05198 Appendix A: 24 b s h^2 + 4 b s^2 h at f = 4h;
     the GEMM part is 2 FLOPs per matrix weight per token,
-    2 b s ((2 + 2r) h^2 + 2 h f) in general (shape.layer_matrix_params).
+    2 b s ((2 + 2r) h^2 + 2 h f) in general (shape.layer_matrix_params); with
+    `attention` (attention.AttentionShape) its matrices and its core.
     """
-    gemm = 2.0 * b * s * layer_matrix_params(h, ffn_hidden, kv_ratio)
-    attention = 4.0 * b * s * s * h
-    return gemm, attention
+    gemm = 2.0 * b * s * layer_matrix_params(h, ffn_hidden, kv_ratio, attention)
+    core = 4.0 * b * s * s * h if attention is None else attention.core_flops(b, s)
+    return gemm, core
 
 
 def logits_forward_flops(b, s, h, V):
@@ -44,10 +45,10 @@ def logits_forward_flops(b, s, h, V):
     return 2.0 * b * s * h * V
 
 
-def model_flops(B, s, l, h, V, ffn_hidden, kv_ratio=1.0):
-    """Eq 7 generalised to any MLP size and key/value heads; equal to
-    model_flops_eq7 when f = 4h and r = 1."""
-    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio)
+def model_flops(B, s, l, h, V, ffn_hidden, kv_ratio=1.0, attention=None):
+    """Eq 7 generalised to any MLP size, key/value heads and attention shape;
+    equal to model_flops_eq7 when f = 4h, r = 1 and the attention is h wide."""
+    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio, attention)
     return 3.0 * (l * (gemm + attention) + logits_forward_flops(B, s, h, V))
 
 
@@ -60,7 +61,7 @@ def training_time_eq4(tokens, params, gpus, flops_per_gpu):
     return 8.0 * tokens * params / (gpus * flops_per_gpu)
 
 
-def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention):
+def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention, attention=None):
     """FLOPs the backward pass repeats, on top of model_flops (hardware = model + this).
 
     Full recompute replays every layer's forward (arXiv:2104.04473 Eq 3 less
@@ -68,7 +69,7 @@ def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention
     attention core, as flash attention does in its backward (arXiv:2205.05198
     Eq 8 less Eq 7: 3 x 4 B s^2 h per layer; arXiv:2205.14135).
     """
-    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio)
+    gemm, attention = layer_forward_flops(B, s, h, ffn_hidden, kv_ratio, attention)
     if recompute == "full":
         return l * (gemm + attention)
     if recompute == "selective" or flash_attention:
@@ -76,7 +77,7 @@ def recompute_flops(B, s, l, h, ffn_hidden, kv_ratio, recompute, flash_attention
     return 0.0
 
 
-def moe_layer_forward_flops(b, s, h, kv_ratio, experts):
+def moe_layer_forward_flops(b, s, h, kv_ratio, experts, attention=None):
     """Forward FLOPs of one mixture-of-experts layer, split (GEMMs, attention core).
 
     The attention GEMMs and core as in a dense layer; the router's h x E
@@ -84,10 +85,9 @@ def moe_layer_forward_flops(b, s, h, kv_ratio, experts):
     weights each (arXiv:2101.03961 Sec 2: compute per token follows the
     experts it uses, not the experts there are).
     """
-    attention_matrices = (2.0 + 2.0 * kv_ratio) * h * h
+    attention_gemm, core = layer_forward_flops(b, s, h, 0.0, kv_ratio, attention)
     used = experts.used_per_token * 2.0 * h * experts.ffn_hidden
-    gemm = 2.0 * b * s * (attention_matrices + h * experts.count + used)
-    return gemm, 4.0 * b * s * s * h
+    return attention_gemm + 2.0 * b * s * (h * experts.count + used), core
 
 
 def shape_model_flops(B, s, shape):
@@ -95,9 +95,12 @@ def shape_model_flops(B, s, shape):
     with experts, its MoE layers by moe_layer_forward_flops (3 x forward)."""
     experts = shape.experts
     if experts is None:
-        return model_flops(B, s, shape.layers, shape.hidden, shape.vocab, shape.ffn_hidden, shape.kv_ratio)
-    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio)
-    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts)
+        return model_flops(B, s, shape.layers, shape.hidden, shape.vocab, shape.ffn_hidden, shape.kv_ratio,
+                           shape.attention)
+    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio,
+                                          shape.attention)
+    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
+                                                       shape.attention)
     per_pass = (experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)
                 + logits_forward_flops(B, s, shape.hidden, shape.vocab))
     return 3.0 * per_pass
@@ -108,7 +111,9 @@ def shape_recompute_flops(B, s, shape, recompute, flash_attention):
     experts = shape.experts
     if experts is None or recompute != "full":
         return recompute_flops(B, s, shape.layers, shape.hidden, shape.ffn_hidden, shape.kv_ratio, recompute,
-                               flash_attention)
-    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio)
-    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts)
+                               flash_attention, shape.attention)
+    gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio,
+                                          shape.attention)
+    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
+                                                       shape.attention)
     return experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)

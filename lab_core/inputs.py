@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .calibration import GPU_FAILURES_PER_HOUR
 from .checkpoint_modes import CHECKPOINT_MODES
 from .hardware import DEFAULT_GPU, GPU_PRESETS
-from .stack import PRECISIONS, STACKS
+from .stack import MOE_DISPATCHERS, PRECISIONS, STACKS
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,14 @@ INPUT_SPECS = (
     # Grouped-query attention (arXiv:2305.13245): fewer key/value heads than
     # query heads; 0 = as many as heads (multi-head attention).
     _advanced("kv_heads", "key/value heads (0 = heads)", 1, 1024, 0, integer=True, derive=True),
+    # The attention block's own sizes (attention.py): query/key head size when
+    # heads x head size is not the hidden size (Qwen3: 64 heads of 128 on a
+    # 4,096 hidden size), value head size, and multi-head latent attention's
+    # ranks (DeepSeek-V2/V3: 1,536 and 512); 0 = hidden / heads, head size, full rank.
+    _advanced("head_dim", "attention head size (0 = hidden / heads)", 8, 1024, 0, integer=True, derive=True),
+    _advanced("v_head_dim", "value head size (0 = head_dim)", 8, 1024, 0, integer=True, derive=True),
+    _advanced("q_lora_rank", "query latent rank (0 = full rank)", 16, 65536, 0, integer=True, derive=True),
+    _advanced("kv_lora_rank", "key/value latent rank (0 = full rank)", 16, 65536, 0, integer=True, derive=True),
     _advanced("ffn_hidden", "MLP inner size (0 = 4 x hidden)", 64, 524288, 0, integer=True, derive=True),
     _advanced("vocab", "vocabulary size (0 = 51200)", 256, 1048576, 0, integer=True, derive=True),
     InputSpec("state_bytes_per_param", "bytes per parameter", 16, 18, 18, log_scale=False,
@@ -113,6 +121,9 @@ INPUT_SPECS = (
               derive=True),
     _advanced("shared_experts", "shared experts", 0, 16, 0, integer=True),
     _advanced("dense_layers", "leading dense layers", 0, 64, 0, integer=True),
+    # How routed tokens reach their experts across nodes (stack.py).
+    InputSpec("moe_dispatcher", "dispatcher id", None, None, MOE_DISPATCHERS[0], log_scale=False, slider=False,
+              kind="choice", choices=MOE_DISPATCHERS),
     # The software stack: what its communication overlaps (stack.py).
     InputSpec("stack", "stack id", None, None, STACKS[0], log_scale=False, slider=False, kind="choice",
               choices=STACKS),

@@ -19,7 +19,7 @@ class Experts:
     """The MoE part of a model shape; dense models have none (shape.experts is None)."""
 
     __slots__ = ("count", "per_token", "ffn_hidden", "shared", "dense_layers", "moe_layers",
-                 "expert_params", "router_params")
+                 "expert_params", "router_params", "_remote_nodes")
 
     def __init__(self, hidden, layers, count, per_token, ffn_hidden, shared, dense_layers):
         self.count = count
@@ -31,6 +31,7 @@ class Experts:
         self.expert_params = float(mlp_params(hidden, ffn_hidden))
         # The router: one h x E projection scoring every expert for each token.
         self.router_params = float(hidden * count)
+        self._remote_nodes = {}
 
     @property
     def routed_params(self):
@@ -41,6 +42,27 @@ class Experts:
     def used_per_token(self):
         """Experts one token runs through: top-k routed plus the shared ones."""
         return self.per_token + self.shared
+
+    def remote_nodes_per_token(self, nodes):
+        """Expected nodes other than the sender's that hold at least one of a
+        token's k routed experts, the expert-parallel group spanning `nodes`
+        nodes with count / nodes experts each and routing balanced (the k
+        experts drawn without replacement): (nodes - 1) (1 - P0), with P0 =
+        C(E - E/N, k) / C(E, k) the chance that one node holds none of them.
+        What a node-deduplicating dispatcher sends over the fabric per token
+        (step_time.expert_alltoall_times; DeepSeek-V3 arXiv:2412.19437 Sec 3.2.2).
+        """
+        if nodes <= 1:
+            return 0.0
+        cached = self._remote_nodes.get(nodes)
+        if cached is not None:
+            return cached
+        others = self.count - self.count / nodes
+        none = 1.0
+        for i in range(self.per_token):
+            none *= (others - i) / (self.count - i) if others > i else 0.0
+        self._remote_nodes[nodes] = (nodes - 1.0) * (1.0 - none)
+        return self._remote_nodes[nodes]
 
     def to_dict(self):
         return {"experts": self.count, "experts_per_token": self.per_token, "expert_ffn_hidden": self.ffn_hidden,

@@ -13,10 +13,13 @@ When the reader gives only ``params``, the shape follows a documented rule:
 A gated MLP (SwiGLU) with inner size f is entered as ffn_hidden = 1.5 f: the
 model counts two MLP matrices of h x ffn_hidden. Grouped-query attention
 (arXiv:2305.13245) has kv_heads key/value heads shared by heads query heads
-(kv_heads = heads, multi-head attention, unless given).
+(kv_heads = heads, multi-head attention, unless given). The attention block's
+own sizes (head_dim, v_head_dim, and the latent ranks of multi-head latent
+attention) are in attention.py; absent, heads x head size is the hidden size.
 """
 import math
 
+from .attention import AttentionShape, standard
 from .errors import LabInputError
 from .moe import Experts, mlp_params
 
@@ -25,25 +28,30 @@ HEAD_DIM = 128
 HIDDEN_STEP = 128
 
 
-def layer_matrix_params(hidden, ffn_hidden, kv_ratio=1.0):
+def layer_matrix_params(hidden, ffn_hidden, kv_ratio=1.0, attention=None):
     """Weights of one layer's matrices: (2 + 2r) h^2 (query and output h x h,
-    key and value h x r h, r = kv_heads / heads) + 2 h f (MLP).
+    key and value h x r h, r = kv_heads / heads) + 2 h f (MLP); with
+    `attention` (attention.AttentionShape) its own matrices instead of the h^2 term.
 
     Source: arXiv:2104.04473 Eq 2 (12 h^2 at f = 4h, r = 1); grouped-query
     attention shrinks the key and value projections by r (arXiv:2305.13245 Sec 2.2).
     """
-    return (2.0 + 2.0 * kv_ratio) * hidden * hidden + 2.0 * hidden * ffn_hidden
+    if attention is None:
+        return (2.0 + 2.0 * kv_ratio) * hidden * hidden + 2.0 * hidden * ffn_hidden
+    return attention.params(hidden) + 2.0 * hidden * ffn_hidden
 
 
-def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0):
+def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0, attention=None):
     """Parameters of one transformer layer: the matrices (layer_matrix_params),
-    their biases (2 + 2r) h + f + h, and 4h for two layernorms.
+    their biases (2 + 2r) h + f + h (attention.AttentionShape.biases + f + h),
+    and 4h for two layernorms.
 
     Source: arXiv:2104.04473 Eq 2, whose 12h^2 + 13h per layer is this count at
     f = 4h and r = 1.
     """
-    biases = (2.0 + 2.0 * kv_ratio) * hidden + ffn_hidden + hidden
-    return layer_matrix_params(hidden, ffn_hidden, kv_ratio) + biases + 4 * hidden
+    attention = standard(hidden, kv_ratio) if attention is None else attention
+    biases = attention.biases(hidden) + ffn_hidden + hidden
+    return layer_matrix_params(hidden, ffn_hidden, kv_ratio, attention) + biases + 4 * hidden
 
 
 def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
@@ -57,9 +65,9 @@ def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
     return layers * params_per_layer(hidden, ffn_hidden) + (vocab + seq_len) * hidden
 
 
-def _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_ratio=1.0):
+def _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_ratio=1.0, attention=None):
     left = params - (vocab + seq_len) * hidden
-    layers = left / params_per_layer(hidden, ffn_hidden, kv_ratio)
+    layers = left / params_per_layer(hidden, ffn_hidden, kv_ratio, attention)
     if layers >= 64:
         # A multiple of 8, so that 8-stage pipelines split it evenly.
         return int(round(layers / 8.0)) * 8
@@ -92,20 +100,24 @@ def _default_heads(hidden):
 class ModelShape:
     """The transformer's dimensions and parameter counts (plain attributes)."""
 
-    __slots__ = ("layers", "hidden", "heads", "kv_heads", "kv_ratio", "ffn_hidden", "vocab", "seq_len",
+    __slots__ = ("layers", "hidden", "heads", "kv_heads", "kv_ratio", "head_dim", "attention", "ffn_hidden",
+                 "vocab", "seq_len",
                  "layer_params", "embedding_params", "params", "derived", "experts", "moe_layer_params",
                  "moe_layer_shared_params", "active_params")
 
-    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None, experts=None):
+    def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None, experts=None,
+                 attention=None):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
         self.kv_heads = heads if kv_heads is None else kv_heads
         self.kv_ratio = self.kv_heads / heads
+        self.attention = standard(hidden, self.kv_ratio) if attention is None else attention
+        self.head_dim = self.attention.width / heads
         self.ffn_hidden = ffn_hidden
         self.vocab = vocab
         self.seq_len = seq_len
-        self.layer_params = float(params_per_layer(hidden, ffn_hidden, self.kv_ratio))
+        self.layer_params = float(params_per_layer(hidden, ffn_hidden, self.kv_ratio, self.attention))
         self.embedding_params = float((vocab + seq_len) * hidden)
         self.derived = derived
         self.experts = experts
@@ -140,8 +152,12 @@ class ModelShape:
 
 
 def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None,
-                 kv_heads=None, moe=None):
+                 kv_heads=None, moe=None, attention=None):
     """Fill in the absent dimensions by the rule in the module docstring.
+
+    attention: None, or (head_dim, v_head_dim, q_lora_rank, kv_lora_rank),
+    each 0 when not given (attention.py): head size hidden / heads, value head
+    size the head size, full-rank projections.
 
     moe: None for a dense model, else (experts, experts_per_token,
     expert_ffn_hidden, shared_experts, dense_layers); an expert of inner size
@@ -177,7 +193,8 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     heads_derived = not heads
     if heads_derived:
         heads = _default_heads(hidden)
-    if hidden % heads:
+    head_dim, v_head_dim, q_rank, kv_rank = attention or (0, 0, 0, 0)
+    if hidden % heads and not head_dim:
         raise LabInputError("heads", heads, f"a divisor of hidden={hidden}", "inconsistent",
                             "hidden must split evenly into heads")
     kv_derived = not kv_heads
@@ -186,8 +203,12 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     if kv_heads > heads or heads % kv_heads:
         raise LabInputError("kv_heads", kv_heads, f"a divisor of heads={heads}", "inconsistent",
                             "query heads must split evenly into key/value groups")
+    shaped = None
+    if head_dim or v_head_dim or q_rank or kv_rank:
+        d = head_dim or hidden / heads
+        shaped = AttentionShape(heads * d, heads * (v_head_dim or d), kv_heads / heads, q_rank, kv_rank)
     if not layers:
-        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_heads / heads)
+        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_heads / heads, shaped)
         derived.append("layers")
     if heads_derived:
         derived.append("heads")
@@ -197,4 +218,5 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     if moe is not None:
         count, per_token, expert_ffn, shared, dense_layers = moe
         experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers)
-    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts)
+    return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts,
+                      shaped)

@@ -39,10 +39,18 @@ MEMORY (what a stack keeps for the backward pass, activations.py):
   high-precision input (torchao/float8/float8_linear.py), so FP8 saves no
   activation memory on ``torch_native``.
 - the loss: calibration.LOSS_BYTES_PER_LOGIT.
+
+MOE_DISPATCHERS (Workload.moe_dispatcher): how mixture-of-experts tokens
+travel to their experts (step_time.expert_alltoall_times). ``all_to_all``:
+one copy per routed expert, as NCCL's all-to-all sends it (Megatron-Core's
+default --moe-token-dispatcher-type alltoall). ``per_node``: one copy per
+target node over the fabric, forwarded over NVLink inside it (DeepSeek-V3,
+arXiv:2412.19437 Sec 3.2.2; DeepEP, Megatron-Core's flex dispatcher).
 """
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 PRECISIONS = ("bf16", "fp8")
+MOE_DISPATCHERS = ("all_to_all", "per_node")
 
 
 def is_modern(stack):

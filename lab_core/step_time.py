@@ -54,7 +54,7 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s):
     kind = _Kind()
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
-                             gemm_s / ctx.compute_factor)
+                             gemm_s / ctx.compute_factor, ctx.attention)
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
@@ -69,14 +69,15 @@ def micro_batch_times(ctx, par, layout):
     experts = ctx.shape.experts
     dense = _layer_kind(ctx, par, ctx.ffn_hidden,
                         layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t,
-                                           ctx.fused_qkv))
+                                           ctx.attention, ctx.fused_qkv))
     moe = None
     if experts is not None:
         # A mixture-of-experts layer computes like a dense one whose MLP is as
         # wide as the experts a token uses (moe.py), at the experts' own GEMM shapes.
         width = experts.used_per_token * experts.ffn_hidden
         moe = _layer_kind(ctx, par, width, moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, h,
-                                                                  ctx.kv_ratio, t, experts, par.ep))
+                                                                  ctx.kv_ratio, t, experts, par.ep,
+                                                                  ctx.attention, ctx.fused_qkv))
         moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
     logits = output_layer_times(ctx, t, cp, b)
     best = None
@@ -117,23 +118,39 @@ def expert_alltoall_times(ctx, par):
 
     Each token's hidden state goes to the ranks of its k experts and comes
     back (dispatch and combine), forward and backward, again in a full
-    recompute (arXiv:2006.16668 GShard Sec 3.2): per all-to-all a rank sends
-    its tokens / t (sequence-parallel slice) x k x h 16-bit values, (ep - 1)/ep
-    of them to other ranks. The expert-parallel group is ep consecutive ranks
-    (Megatron-Core's folding, arXiv:2504.14960 Sec 3.2): inside one node over
-    NVLink, beyond it the remote share crosses the NICs.
+    recompute (arXiv:2006.16668 GShard Sec 3.2): a rank's tokens / t
+    (sequence-parallel slice) in 16-bit values. The expert-parallel group is
+    ep consecutive ranks (Megatron-Core's folding, arXiv:2504.14960 Sec 3.2):
+    inside one node over NVLink, beyond it over the NICs.
+
+    A plain all-to-all (Workload.moe_dispatcher all_to_all) sends every copy
+    on its own: k (ep - 1) / ep copies per token leave the GPU, those for
+    other nodes over the NIC. The per_node dispatcher deduplicates across
+    nodes (DeepSeek-V3 arXiv:2412.19437 Sec 3.2.2: a token crosses
+    InfiniBand once per target node, to the GPU of the same in-node index,
+    and is forwarded over NVLink to the GPUs holding its experts; DeepEP, the
+    flex dispatcher Megatron-Core runs on Hopper): the fabric carries one copy
+    per remote node holding one of its experts (moe.Experts.
+    remote_nodes_per_token), NVLink the copies for the other GPUs of a node,
+    k (n - 1) / n per token (n GPUs of the group per node). Both links run
+    at once; the slower sets the time, each at the bus bandwidth of its
+    share's size.
     """
     ep = par.ep
     if ep == 1:
         return 0.0, 0.0
     experts = ctx.shape.experts
-    local = par.micro_batch * ctx.seq_len / par.cp / par.tp
-    leaving = 2.0 * local * experts.per_token * ctx.hidden * (ep - 1.0) / ep
-    local_peers = min(ep, ctx.gpus_per_node) - 1.0
-    # NCCL runs the peers' transfers at once: each link carries its share at
-    # the bus bandwidth of that share's size.
-    intra = point_to_point_time(leaving * local_peers / (ep - 1.0), ctx.nvlink_rate)
-    inter = point_to_point_time(leaving * (ep - 1.0 - local_peers) / (ep - 1.0), ctx.nic_rate)
+    k = experts.per_token
+    token = 2.0 * par.micro_batch * ctx.seq_len / par.cp / par.tp * ctx.hidden
+    in_node = min(ep, ctx.gpus_per_node)
+    if ctx.per_node_dispatch and ep > in_node:
+        nvlink_copies = k * (in_node - 1.0) / in_node
+        fabric_copies = experts.remote_nodes_per_token(ep / in_node)
+    else:
+        nvlink_copies = k * (in_node - 1.0) / ep
+        fabric_copies = k * (ep - in_node) / ep
+    intra = point_to_point_time(token * nvlink_copies, ctx.nvlink_rate)
+    inter = point_to_point_time(token * fabric_copies, ctx.nic_rate)
     one = intra if intra > inter else inter
     count = 6.0 if par.recompute == "full" else 4.0
     total = count * one
@@ -177,8 +194,9 @@ def context_parallel_times(ctx, par, layer):
 
     Megatron-Core's default ring (--cp-comm-type p2p, arXiv:2310.01889 Ring
     Attention; Llama 3 Sec 3.3.2 gathers K/V instead): cp - 1 steps, each
-    sending one rank's keys and values, 2 b (s / cp) (h r / t) 16-bit values
-    (r = key/value heads / heads), while the attention of the block already
+    sending one rank's keys and values, b (s / cp) 2 r h / t 16-bit values
+    (r = key/value heads / heads; attention.AttentionShape.kv_values_per_token
+    for other shapes), while the attention of the block already
     there runs; backward sends them again plus their gradients. Each step
     exposes what its attention block does not cover. With
     Workload.cp_all_gather the same blocks are all-gathered (and their
@@ -190,7 +208,7 @@ def context_parallel_times(ctx, par, layer):
     if cp == 1:
         return 0.0, 0.0
     t = par.tp
-    block = 2.0 * 2.0 * par.micro_batch * (ctx.seq_len / cp) * ctx.hidden * ctx.kv_ratio / t
+    block = 2.0 * par.micro_batch * (ctx.seq_len / cp) * ctx.attention.kv_values_per_token() / t
     link = ctx.nvlink_rate if t * cp <= ctx.gpus_per_node else ctx.nic_rate
     step = point_to_point_time(block, link)
     attention_step = layer.attention_forward / cp

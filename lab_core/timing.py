@@ -44,7 +44,7 @@ class LayerTimes:
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
                 flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True,
-                attention_rate=None, causal=False, cp=1, gemm_seconds=None):
+                attention_rate=None, causal=False, cp=1, gemm_seconds=None, attention_shape=None):
     """Per-layer times (see module docstring for the sources).
 
     flops_rate: achieved FLOP/s of the GEMMs; attention_rate: of the attention
@@ -53,9 +53,11 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     cp: context-parallel ranks sharing the sequence, each with s / cp tokens
     (load-balanced, so each does 1/cp of the attention, Megatron-Core's CP);
     gemm_seconds: the forward GEMMs' time when each runs at its own rate
-    (efficiency.layer_gemm_seconds), else GEMM FLOPs / flops_rate.
+    (efficiency.layer_gemm_seconds), else GEMM FLOPs / flops_rate;
+    attention_shape: the attention block's own sizes (attention.AttentionShape;
+    flops.layer_forward_flops), None for h wide.
     """
-    gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio)
+    gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio, attention_shape)
     gemm /= t * cp
     attention /= t * cp
     if causal:

@@ -73,6 +73,10 @@ class Workload:
     hidden: int = None
     heads: int = None
     kv_heads: int = None
+    head_dim: int = None
+    v_head_dim: int = None
+    q_lora_rank: int = None
+    kv_lora_rank: int = None
     ffn_hidden: int = None
     vocab: int = None
     state_bytes_per_param: int = _default("state_bytes_per_param")
@@ -89,6 +93,7 @@ class Workload:
     expert_ffn_hidden: int = None
     shared_experts: int = _default("shared_experts")
     dense_layers: int = _default("dense_layers")
+    moe_dispatcher: str = _default("moe_dispatcher")
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
@@ -100,7 +105,8 @@ class Workload:
         for f in fields(self):
             object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
-                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe())
+                             self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe(),
+                             self._attention())
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
@@ -110,6 +116,11 @@ class Workload:
                                 "inconsistent", f"{self.device.name} has no FP8 tensor cores")
         object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
         object.__setattr__(self, "_context_cache", {})
+
+    def _attention(self):
+        """The attention sizes for derive_shape (0 where not given), or None for the default shape."""
+        sizes = (self.head_dim or 0, self.v_head_dim or 0, self.q_lora_rank or 0, self.kv_lora_rank or 0)
+        return sizes if any(sizes) else None
 
     def _moe(self):
         """The MoE part for derive_shape, or None for a dense model (after the field checks)."""

@@ -8,7 +8,8 @@ WIDTH, HEIGHT = 600.0, 22.0
 
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "loss")
 TIME_PARTS = (("compute", ("forward_s", "backward_s")), ("recompute", ("recompute_s",)),
-              ("tp_comm", ("tp_comm_s",)), ("pp_p2p", ("pp_p2p_s",)), ("bubble", ("pipeline_bubble_s",)),
+              ("tp_comm", ("tp_comm_s",)), ("cp_comm", ("cp_comm_s",)), ("ep_comm", ("ep_comm_s",)),
+              ("pp_p2p", ("pp_p2p_s",)), ("bubble", ("pipeline_bubble_s",)),
               ("dp_comm", ("dp_comm_s",)), ("zero_comm", ("zero_comm_s",)), ("optimizer", ("optimizer_s",)))
 
 

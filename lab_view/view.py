@@ -268,9 +268,12 @@ def decision_items(plan, catalog):
         numbers = _with_min_extras(decision["numbers"], plan.get("no_fit") or {}, catalog)
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
+        why = texts["reasons"][decision["reason"]].format_map(numbers)
+        if decision["id"] == "parallelism" and plan["parallelism"].get("ep", 1) > 1 and decision["option"] != "nothing_fits":
+            # How many experts a GPU holds against how many nodes each token reaches.
+            why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
-                      "choice": texts["options"][decision["option"]].format_map(numbers),
-                      "why": texts["reasons"][decision["reason"]].format_map(numbers)})
+                      "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
 
 

@@ -119,10 +119,10 @@ def _gemm_s(ctx, grid, b, moe=False):
     tokens = b * ctx.seq_len / grid.cp
     if moe:
         seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
-                                         ctx.shape.experts, grid.ep)
+                                         ctx.shape.experts, grid.ep, ctx.attention, ctx.fused_qkv)
     else:
         seconds = layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.ffn_hidden, ctx.kv_ratio,
-                                     grid.tp, ctx.fused_qkv)
+                                     grid.tp, ctx.attention, ctx.fused_qkv)
     return seconds / ctx.compute_factor
 
 
@@ -223,7 +223,7 @@ class _ContextParallel:
         exposed = probe.cp_comm_s / (sequences * layers)
         self.contention = context_parallel_charge(ctx)
         self.send = total / self.steps
-        self.block = 2.0 * 2.0 * (ctx.seq_len / cp) * ctx.hidden * ctx.kv_ratio / grid.tp
+        self.block = 2.0 * (ctx.seq_len / cp) * ctx.attention.kv_values_per_token() / grid.tp
         # A charge of 1 (the 2021 stack) exposes every step whatever the attention time.
         unhidden = (exposed - self.contention * total) / (1.0 - self.contention) if self.contention < 1.0 else 0.0
         # Exposed steps give the attention time; none exposed: at least the send (no exposure at any b).

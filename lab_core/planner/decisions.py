@@ -38,6 +38,20 @@ def _min_gpus_numbers(no_fit):
             "min_dp": layout.get("dp"), "gpus_searched": (no_fit or {}).get("gpus_searched")}
 
 
+def _expert_numbers(ctx):
+    """What expert parallelism costs and buys (the page's EP sentence): routed
+    experts per GPU and layer (fewer with a larger ep: less memory), the nodes
+    the group spans (more with a larger ep: more fabric traffic per token with
+    the per-node dispatcher, step_time.expert_alltoall_times) and the step's
+    all-to-all seconds, in all and exposed."""
+    par, experts = ctx.parallelism, ctx.wctx.shape.experts
+    if experts is None:
+        return {"experts_per_gpu": None, "ep_nodes": None, "ep_comm_total_s": 0.0, "ep_comm_exposed_s": 0.0}
+    in_node = min(par.ep, ctx.wctx.gpus_per_node)
+    return {"experts_per_gpu": experts.count // par.ep, "ep_nodes": par.ep // in_node,
+            "ep_comm_total_s": ctx.report.ep_comm_total_s, "ep_comm_exposed_s": ctx.report.ep_comm_s}
+
+
 def parallelism(ctx):
     """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage;
     'nothing_fits' when no plan fits (the reason names the smallest GPU count that would)."""
@@ -77,6 +91,7 @@ def parallelism(ctx):
         "closest_memory_bytes": ctx.report.memory_bytes,
     }
     numbers.update(_min_gpus_numbers(ctx.no_fit))
+    numbers.update(_expert_numbers(ctx))
     return _entry("parallelism", option, reason, numbers)
 
 

@@ -104,13 +104,25 @@ def pipeline_splits(layers):
     arXiv:2407.21783 Sec 3.3.2; Megatron-Core's
     --decoder-first/last-pipeline-num-layers). For pp >= 3 pp cannot divide
     both the layers and layers + 2, so each pp has one split; pp = 2 gives an
-    even split either way.
+    even split either way. A power-of-two pp neither rule reaches gets the
+    split of its ceiling: k = ceil(layers / pp) on each middle stage and the
+    rest, from 2 to 2 k - 2 layers, shared by the first and last stage, the
+    last holding the odd one (DeepSeek-V3's 61 layers on 16 stages: 2, 14 x 4,
+    3, arXiv:2412.19437 Sec 3.2.1 with PP 16).
     """
     out = [(p, 0, 0) for p in divisors(layers)]
     for p in divisors(layers + 2):
         k = (layers + 2) // p
         if p >= 3 and k >= 2:
             out.append((p, k - 1, k - 1))
+    reached = {p for p, _, _ in out}
+    p = 4
+    while p < layers:
+        k = -(-layers // p)
+        rest = layers - (p - 2) * k
+        if p not in reached and 2 <= rest <= 2 * k - 2:
+            out.append((p, rest // 2, rest - rest // 2))
+        p *= 2
     out.sort()
     return out
 
@@ -137,12 +149,12 @@ def expert_parallel_sizes(experts, ranks, gpus_per_node):
     (parallelism.check_experts). The model's trade-off is where the
     all-to-all runs: inside a node it crosses NVLink, beyond it the NICs
     (step_time.expert_alltoall_times), while a larger ep holds fewer experts
-    per GPU and runs larger grouped GEMMs. So the planner tries at most four:
-    1 (no expert parallelism), the largest ep that stays inside one node, the
-    next one up (the first that crosses nodes) and the largest of all (fewest
-    experts per GPU). Every practitioner layout of content/validation (EP 8
-    inside a node for Mixtral, EP 64 across nodes for DeepSeek-V3) is of one
-    of these kinds; intermediate cross-node values trade the same two costs.
+    per GPU and runs larger grouped GEMMs. Inside a node only the largest
+    ep is tried (NVLink is not the bottleneck there); across nodes every
+    valid ep is, because with the per-node dispatcher (Workload.moe_dispatcher)
+    each token's fabric traffic grows with the nodes the group spans, so an
+    intermediate ep (DeepSeek-V3's 64 over 8 nodes, arXiv:2412.19437 Sec 3.2)
+    can beat both ends.
     """
     if not experts:
         return (1,)
@@ -153,10 +165,8 @@ def expert_parallel_sizes(experts, ranks, gpus_per_node):
             valid.append(e)
         e *= 2
     inside = [e for e in valid if e <= gpus_per_node]
-    chosen = {1, valid[-1], inside[-1]}
-    above = [e for e in valid if e > inside[-1]]
-    if above:
-        chosen.add(above[0])
+    chosen = {1, inside[-1]}
+    chosen.update(e for e in valid if e > inside[-1])
     return tuple(sorted(chosen))
 
 

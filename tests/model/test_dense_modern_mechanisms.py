@@ -22,11 +22,11 @@ def _step(**overrides):
 def test_separate_key_and_value_gemms_cost_their_narrow_shape_under_tensor_parallelism():
     device = GPU_PRESETS["h100_80gb"]
     args = (device, "bf16", 12 * 8192, 4096, 21504, 0.25)
-    fused, separate = layer_gemm_seconds(*args, 8, True), layer_gemm_seconds(*args, 8, False)
+    fused, separate = layer_gemm_seconds(*args, 8, fused_qkv=True), layer_gemm_seconds(*args, 8, fused_qkv=False)
     # K and V are 4096 x 128 per GPU at t = 8: far below the fused 768-wide GEMM's rate.
     assert separate > 1.05 * fused
     # Without tensor parallelism the three GEMMs are nearly as wide as the fused one.
-    assert layer_gemm_seconds(*args, 1, False) < 1.02 * layer_gemm_seconds(*args, 1, True)
+    assert layer_gemm_seconds(*args, 1, fused_qkv=False) < 1.02 * layer_gemm_seconds(*args, 1, fused_qkv=True)
 
 
 def test_torch_native_runs_three_projection_gemms_and_megatron_core_one():

@@ -89,6 +89,9 @@ def _alltoall_values(workload, layout, w, r):
         "token_bytes": (per_token, "bytes"), "token_flops": (layer_flops, "sci"),
         "flops_per_byte": (layer_flops / per_token, "count"),
         "kept": (kept, "percent"), "nvlink": (nvlink, "percent"), "fabric": (fabric, "percent"),
+        # Copies per token over the fabric: the per-node dispatcher's and the plain all-to-all's.
+        "remote_nodes": (e.remote_nodes_per_token(layout["ep"] / w.gpus_per_node), "plain"),
+        "plain_fabric_copies": (e.per_token * fabric, "plain"),
         "gpus_per_node": (w.gpus_per_node, "count"), "nic": (w.inter_node_gbps, "gbps"),
         "ep_total": (r.ep_comm_total_s, "duration"), "ep_exposed": (r.ep_comm_s, "duration"),
         "compute": (compute, "duration"), "step": (r.step_s, "duration"),
