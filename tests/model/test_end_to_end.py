@@ -32,6 +32,10 @@ MODERN_ROW_LIMIT = 40.0
 # the model stands, in sample (the allocator's reserved ratio is fitted to two rows), out of sample, and any one
 # row. The largest misses are the two H200 rows, whose runs compiled the loss (the lab counts torchtitan's eager
 # loss of the 2024 rows).
+# Percent. The held-out runs (kind: held_out, kept away from the model's changes until they were done): where
+# the model stands on them, the mean and any one row (the worst, Qwen3-30B-A3B on one B200 node, is +77%).
+HELD_OUT_MEAN = 18.0
+HELD_OUT_ROW_LIMIT = 80.0
 MEMORY_IN_SAMPLE_MEAN = 1.0
 MEMORY_MEAN = 11.0
 MEMORY_ROW_LIMIT = 40.0
@@ -46,6 +50,7 @@ MEMORY_PREDICTED = [run for run in MEMORY if run not in MEMORY_FITTED]
 MODERN_FITTED = [run for run in MODERN if run.group.get("kind") == "calibrated" and run not in MEMORY]
 MODERN_PREDICTED = [run for run in MODERN if run.group.get("kind", "prediction") == "prediction"
                     and run not in MEMORY]
+HELD_OUT = [run for run in RUNS if run.group.get("kind") == "held_out"]
 
 
 def _id(run):
@@ -66,7 +71,8 @@ def test_megatron_style_mean_error_is_under_the_bar():
 def test_row_tolerances_are_the_bars():
     """A group cannot pass by loosening its own tolerance."""
     for run in RUNS:
-        limit = (MEMORY_ROW_LIMIT if run in MEMORY else MODERN_ROW_LIMIT if run in MODERN
+        limit = (HELD_OUT_ROW_LIMIT if run in HELD_OUT else MEMORY_ROW_LIMIT if run in MEMORY
+                 else MODERN_ROW_LIMIT if run in MODERN
                  else ROW_LIMIT if run in MEGATRON else 20.0)
         assert run.group["tolerance_percent"] <= limit, run.group["id"]
 
@@ -95,6 +101,14 @@ def test_measured_memory_rows_meet_their_bar():
     assert len(MEMORY_FITTED) == 2 and len(MEMORY_PREDICTED) >= 8
     assert _mean(MEMORY_FITTED) < MEMORY_IN_SAMPLE_MEAN, f"{_mean(MEMORY_FITTED):.2f}%"
     assert _mean(MEMORY_PREDICTED) < MEMORY_MEAN, f"{_mean(MEMORY_PREDICTED):.2f}%"
+
+
+def test_held_out_runs_meet_their_bar():
+    """Out of sample twice over: at least 25 runs from at least five sources, dense and MoE."""
+    assert len(HELD_OUT) >= 25 and len({run.group["source"] for run in HELD_OUT}) >= 5
+    assert any("experts" in run.spec for run in HELD_OUT) and any("experts" not in run.spec for run in HELD_OUT)
+    assert _mean(HELD_OUT) < HELD_OUT_MEAN, f"{_mean(HELD_OUT):.2f}%"
+    assert max(ERRORS[id(run)] for run in HELD_OUT) < HELD_OUT_ROW_LIMIT
 
 
 def test_modern_out_of_sample_runs_meet_their_bar():

@@ -6,11 +6,15 @@ Kinds (what a row tests):
 - ``formula``: the model implements the published formula; a check of the code.
 - ``calibrated``: the model's constants were fitted to this figure (in-sample).
 - ``prediction``: the figure was not used to build the model (out of sample).
+- ``held_out``: a prediction kept away from the people changing the model
+  until their change was done, then evaluated once (out of sample twice over).
 """
 import math
 from dataclasses import dataclass, field
 
-KINDS = ("formula", "calibrated", "prediction")
+KINDS = ("formula", "calibrated", "prediction", "held_out")
+#: The kinds that test the model (out of sample).
+OUT_OF_SAMPLE = ("prediction", "held_out")
 #: Lines of the page's summary (and of ``make validation``'s): each kind, the
 #: Megatron-style end-to-end runs, every row.
 SUMMARY_LINES = KINDS + ("megatron", "all")
@@ -74,7 +78,7 @@ class Row:
     predicted: float
     published: float
     tolerance: Tolerance
-    kind: str             # formula | calibrated | prediction
+    kind: str             # formula | calibrated | prediction | held_out
     page: PageEntry = None
     megatron: bool = False    # a Megatron-style end-to-end run (the summary's Megatron line)
 
@@ -88,12 +92,12 @@ class Row:
 
 def summary(rows):
     """Mean |error| (percent) and row count per summary line; ``misses``:
-    predictions beyond MISS_PERCENT, out of all predictions."""
+    out-of-sample rows (predictions and held-out rows) beyond MISS_PERCENT, out of all of them."""
     out = {}
     for line in SUMMARY_LINES:
         chosen = [abs(r.error) for r in rows
                   if line == "all" or r.kind == line or (line == "megatron" and r.megatron)]
         out[line] = (sum(chosen) / len(chosen), len(chosen)) if chosen else (0.0, 0)
-    predictions = [r for r in rows if r.kind == "prediction"]
+    predictions = [r for r in rows if r.kind in OUT_OF_SAMPLE]
     out["misses"] = (len([r for r in predictions if abs(r.error) > MISS_PERCENT]), len(predictions))
     return out
