@@ -416,7 +416,7 @@ def render_result(result, report, catalog, kinds, changed=()):
         "thresholds": _thresholds(catalog),
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
-        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"]),
+        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
         "schedule": _schedule(par, report, catalog),
         "diagram": _diagram(plan, catalog),
