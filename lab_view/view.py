@@ -383,7 +383,10 @@ def _stage(plan, catalog):
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
                 "text": text, "target": no_fit.get("min_gpus_stage") or ""}
     stage_texts = catalog["stages"][plan["stage"]]
-    return {"id": plan["stage"], "title": stage_texts["title"],
+    # The full-3D stage is named for the recompute it usually needs; a plan whose
+    # activations fit without it is not called "with activation checkpointing".
+    plain = plan["parallelism"]["recompute"] == "none" and "title_no_recompute" in stage_texts
+    return {"id": plan["stage"], "title": stage_texts["title_no_recompute" if plain else "title"],
             "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
 
 
