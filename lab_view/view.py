@@ -269,9 +269,13 @@ def decision_items(plan, catalog):
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         why = texts["reasons"][decision["reason"]].format_map(numbers)
-        if decision["id"] == "parallelism" and plan["parallelism"].get("ep", 1) > 1 and decision["option"] != "nothing_fits":
+        if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
+            # What sharing each sequence saves against what its K/V exchange costs.
+            if plan["parallelism"].get("cp", 1) > 1:
+                why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
-            why += texts["expert_note"].format_map(numbers)
+            if plan["parallelism"].get("ep", 1) > 1:
+                why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
