@@ -78,6 +78,16 @@ def test_data_parallel_fabric_counts_ranks_not_nodes():
     assert plan["parallelism"]["dp"] == 8 and fabric["active"] and fabric["count"] == 8 and fabric["link"] == "nvlink"
 
 
+def test_context_parallel_ranks_join_the_gradient_sync_on_the_fabric():
+    """CP ranks hold the same weights as their DP peers: the fabric box counts dp x cp ranks."""
+    plan = plan_json({"params": 405e9, "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
+                      "seq_len": 131072, "gpus": 16384, "gpu": "h100_80gb", "global_batch_tokens": 16777216,
+                      "inter_node_gbps": 400})["plan"]
+    par = plan["parallelism"]
+    assert par["cp"] > 1
+    assert plan["diagram"]["collective_fabric"]["count"] == par["dp"] * par["cp"]
+
+
 @pytest.mark.parametrize("interval", [1, 60])
 def test_checkpoint_interval_within_a_percent_is_fine(interval):
     plan = plan_json({"params": 1.3e9, "gpus": 64, "global_batch_tokens": 1048576, "seq_len": 2048,
