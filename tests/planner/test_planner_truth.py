@@ -95,3 +95,20 @@ def test_checkpoint_interval_within_a_percent_is_fine(interval):
     checkpoint = next(d for d in plan["decisions"] if d["id"] == "checkpointing")
     if checkpoint["numbers"]["goodput_gain"] < CHECKPOINT_MATERIAL_GAIN:
         assert checkpoint["option"] == "keep_interval"
+
+
+def test_comms_meter_counts_context_and_expert_exchanges():
+    """The comms meter's exposed time is every exposed collective and the bubble: a plan
+    whose step waits on expert all-to-all or the context-parallel K/V exchange says so."""
+    from lab_core.presets import preset_inputs
+
+    for inputs in (dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=62914560,
+                        precision="fp8", moe_dispatcher="per_node", inter_node_gbps=400),
+                   {"params": 2e12, "gpus": 32768, "seq_len": 131072, "global_batch_tokens": 2 ** 26,
+                    "gpu": "b200_192gb"}):
+        plan = plan_json(inputs)["plan"]
+        time = plan["report"]["time"]
+        exposed = sum(time[k] for k in ("tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_p2p_s", "dp_comm_s",
+                                        "zero_comm_s", "pipeline_bubble_s"))
+        assert time["cp_comm_s"] + time["ep_comm_s"] > 0.0
+        assert plan["meters"]["comms"]["ratio"] == pytest.approx(exposed / time["step_s"])
