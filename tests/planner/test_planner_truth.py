@@ -112,3 +112,22 @@ def test_comms_meter_counts_context_and_expert_exchanges():
                                         "zero_comm_s", "pipeline_bubble_s"))
         assert time["cp_comm_s"] + time["ep_comm_s"] > 0.0
         assert plan["meters"]["comms"]["ratio"] == pytest.approx(exposed / time["step_s"])
+
+
+@pytest.mark.parametrize("pins, reason", [
+    ({"tp": 8, "pp": 2}, "tp_on_nvlink_rest_on_fabric"),
+    ({"tp": 8, "pp": 1, "cp": 1}, "tp_on_nvlink_dp_on_fabric"),
+    ({"tp": 8, "pp": 8, "cp": 1}, "tp_on_nvlink_pp_on_fabric"),
+    ({"tp": 8, "pp": 1, "cp": 8}, "tp_on_nvlink_cp_on_fabric"),
+])
+def test_interconnect_names_only_the_traffic_the_plan_has_on_the_fabric(pins, reason):
+    """No "pipeline sends go over none" for a plan without pipeline stages, no
+    data-parallel traffic for a single replica."""
+    plan = plan_json({"params": 70e9, "gpus": 64, "seq_len": 131072, "global_batch_tokens": 2 ** 23}, pins)["plan"]
+    par = plan["parallelism"]
+    interconnect = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+    if interconnect["reason"] == "fabric_bound":
+        pytest.skip("the fabric is the bottleneck: that reason names no dimension")
+    assert interconnect["reason"] == reason, (par, interconnect)
+    assert (par["dp"] > 1) == ("dp_on" in reason or "rest_on" in reason)
+    assert (par["pp"] > 1) == ("pp_on" in reason or "rest_on" in reason)
