@@ -161,3 +161,15 @@ def test_reserved_memory_is_the_allocated_peak_times_the_fitted_ratio():
     assert r.reserved_bytes == pytest.approx(r.memory_bytes * cal.ALLOCATOR_RESERVED_RATIO, rel=1e-12)
     assert r.to_dict()["memory"]["reserved_bytes"] == r.reserved_bytes
     assert fit_reserved_ratio() == cal.ALLOCATOR_RESERVED_RATIO
+
+
+def test_validation_breakdown_parts_add_up_to_the_step():
+    """make validation's --breakdown prints each run's step in parts (labtools.validation_report): the parts
+    it lists are the terms evaluate() sums, so the printed exposed parts add up to the printed step."""
+    from labtools.validation_report import breakdown_lines
+    lines = breakdown_lines({"torchtitan_a100"})
+    assert len(lines) == 12
+    for head, parts in zip(lines[::2], lines[1::2]):
+        step = float(head.split("step ")[1].split(" s")[0])
+        shown = [float(part.rsplit(" ", 1)[1].split("/")[0]) for part in parts.strip().split(", ")]
+        assert sum(shown) == pytest.approx(step, abs=0.006)
