@@ -7,7 +7,7 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import shape_model_flops, shape_recompute_flops
+from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
@@ -78,8 +78,10 @@ class WorkloadContext:
                                                             w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
         self.failures = failure_figures(w, shape.params, self.nic_rate)
-        # What the stack keeps for the backward pass (stack.py MEMORY).
+        # What the stack keeps for the backward pass (stack.py MEMORY), and replays.
         self.per_op_selective = per_op_selective(w.stack)
+        if self.per_op_selective:
+            self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
         loss = cal.LOSS_BYTES_PER_LOGIT[w.stack]
         self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])

@@ -33,7 +33,9 @@ MEMORY (what a stack keeps for the backward pass, activations.py):
   the rest (arXiv:2205.05198 Sec 5); torchtitan's "selective" is PyTorch's
   per-op selective checkpointing, which keeps the block input and every
   other matrix multiply's output and recomputes the rest
-  (activations.per_op_selective_bytes).
+  (activations.per_op_selective_bytes); the backward pays for that replay:
+  every second GEMM of the forward (efficiency.per_op_replayed_gemms; the
+  element-wise ops it replays fuse into the compiled backward, timing.layer_times).
 - fp8: Transformer Engine keeps the FP8 copies of the GEMM inputs it
   multiplied with (arXiv:2209.05433 Sec 4); torchao's float8 linear keeps its
   high-precision input (torchao/float8/float8_linear.py), so FP8 saves no

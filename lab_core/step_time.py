@@ -10,7 +10,8 @@ bubble (pipeline.bubble_time).
 """
 from . import calibration as cal
 from .comms import point_to_point_time
-from .efficiency import attention_rate, gemm_rate, layer_gemm_seconds, moe_layer_gemm_seconds
+from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_seconds, moe_layer_gemm_seconds,
+                         per_op_replayed_gemms)
 from .gpu_memory import stages
 from .pipeline import bubble_time
 from .timing import layer_times, logits_times
@@ -46,15 +47,23 @@ class _Kind:
 
 
 def _layer_kind(ctx, par, ffn_hidden, gemm_s):
+    """One kind of layer; ffn_hidden is its MLP's width (a mixture-of-experts
+    layer's: the experts a token uses, which per-op selective checkpointing
+    replays as one gated MLP of that width)."""
     t, cp, b = par.tp, par.cp, par.micro_batch
     s, h = ctx.seq_len, ctx.hidden
-    rate = gemm_rate(ctx.device, ctx.precision, b * s / cp, h / t) * ctx.compute_factor
+    tokens = b * s / cp
+    rate = gemm_rate(ctx.device, ctx.precision, tokens, h / t) * ctx.compute_factor
     flash_rate = attention_rate(ctx.device) * ctx.attention_factor if ctx.flash else None
     sp = par.sequence_parallel and t > 1
+    replay = None
+    if par.recompute == "selective" and ctx.per_op_selective:
+        replay = gemms_seconds(ctx.device, ctx.precision, tokens,
+                               per_op_replayed_gemms(h, ffn_hidden, ctx.kv_ratio, t, ctx.attention)) / ctx.compute_factor
     kind = _Kind()
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
-                             gemm_s / ctx.compute_factor, ctx.attention)
+                             gemm_s / ctx.compute_factor, ctx.attention, replay)
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
