@@ -269,9 +269,13 @@ def decision_items(plan, catalog):
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         why = texts["reasons"][decision["reason"]].format_map(numbers)
-        if decision["id"] == "parallelism" and plan["parallelism"].get("ep", 1) > 1 and decision["option"] != "nothing_fits":
+        if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
+            # What sharing each sequence saves against what its K/V exchange costs.
+            if plan["parallelism"].get("cp", 1) > 1:
+                why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
-            why += texts["expert_note"].format_map(numbers)
+            if plan["parallelism"].get("ep", 1) > 1:
+                why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
@@ -383,7 +387,10 @@ def _stage(plan, catalog):
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
                 "text": text, "target": no_fit.get("min_gpus_stage") or ""}
     stage_texts = catalog["stages"][plan["stage"]]
-    return {"id": plan["stage"], "title": stage_texts["title"],
+    # The full-3D stage is named for the recompute it usually needs; a plan whose
+    # activations fit without it is not called "with activation checkpointing".
+    plain = plan["parallelism"]["recompute"] == "none" and "title_no_recompute" in stage_texts
+    return {"id": plan["stage"], "title": stage_texts["title_no_recompute" if plain else "title"],
             "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
 
 
@@ -416,7 +423,7 @@ def render_result(result, report, catalog, kinds, changed=()):
         "thresholds": _thresholds(catalog),
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
-        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"]),
+        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
         "schedule": _schedule(par, report, catalog),
         "diagram": _diagram(plan, catalog),

@@ -52,6 +52,21 @@ def _expert_numbers(ctx):
             "ep_comm_total_s": ctx.report.ep_comm_total_s, "ep_comm_exposed_s": ctx.report.ep_comm_s}
 
 
+def _context_numbers(ctx):
+    """What context parallelism buys and costs (the page's CP sentence): each
+    sequence's share per GPU, the most loaded GPU's activations with and
+    without it (the same plan with each sequence whole on a GPU) and
+    the step's K/V exchange, in all and exposed (step_time's CP terms)."""
+    par, r = ctx.parallelism, ctx.report
+    if par.cp == 1:
+        return {"seq_len": None, "cp_tokens": None, "activations_without_cp_bytes": None,
+                "activations_bytes": r.activations_bytes, "cp_comm_total_s": 0.0, "cp_comm_exposed_s": 0.0}
+    seq = ctx.workload.seq_len
+    return {"seq_len": seq, "cp_tokens": seq // par.cp, "activations_without_cp_bytes": ctx.activations_without_cp,
+            "activations_bytes": r.activations_bytes, "cp_comm_total_s": r.cp_comm_total_s,
+            "cp_comm_exposed_s": r.cp_comm_s}
+
+
 def parallelism(ctx):
     """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage;
     'nothing_fits' when no plan fits (the reason names the smallest GPU count that would)."""
@@ -92,6 +107,7 @@ def parallelism(ctx):
     }
     numbers.update(_min_gpus_numbers(ctx.no_fit))
     numbers.update(_expert_numbers(ctx))
+    numbers.update(_context_numbers(ctx))
     return _entry("parallelism", option, reason, numbers)
 
 
