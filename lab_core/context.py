@@ -18,7 +18,7 @@ class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
     __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
-                 "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "seq_len", "hidden", "heads",
+                 "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
@@ -43,6 +43,8 @@ class WorkloadContext:
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
         self.per_node_dispatch = w.moe_dispatcher == "per_node"
+        # Expert-parallel all-to-all overlap is a modern-stack feature (stack.py).
+        self.moe_overlap = self.modern and w.moe_comm_overlap
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads

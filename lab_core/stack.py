@@ -46,6 +46,9 @@ one copy per routed expert, as NCCL's all-to-all sends it (Megatron-Core's
 default --moe-token-dispatcher-type alltoall). ``per_node``: one copy per
 target node over the fabric, forwarded over NVLink inside it (DeepSeek-V3,
 arXiv:2412.19437 Sec 3.2.2; DeepEP, Megatron-Core's flex dispatcher).
+Workload.moe_comm_overlap: whether those all-to-alls hide behind another
+micro-batch's compute (Megatron-Core v0.14 on, DualPipe) or are exposed
+(step_time.expert_alltoall_times); a modern-stack feature.
 """
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")

@@ -252,8 +252,12 @@ def _diagram(plan, catalog):
         label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}") + grid_extras(par, catalog)
     else:
         label = texts["mesh_nofit"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog))
+    cp, ep = par.get("cp", 1), par.get("ep", 1)
     axes = {dim: texts["axes"][dim].format(n=f"{par[dim]:,}") for dim in ("dp", "pp", "tp")}
-    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts, "axes": axes}
+    # CP and EP are labelled only where the plan uses them (an empty label is not shown).
+    axes.update({dim: texts["axes"][dim].format(n=f"{size:,}") if size > 1 else "" for dim, size in (("cp", cp), ("ep", ep))})
+    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts, cp, ep), "parts": parts,
+            "axes": axes}
 
 
 def _gpus_text(n, catalog):

@@ -266,7 +266,12 @@ def interconnect(ctx):
     elif ctx.meters["comms"]["level"] == "critical":
         option, reason = "nvlink_plus_fabric", "fabric_bound"
     elif par.tp > 1:
-        option, reason = "nvlink_plus_fabric", "tp_on_nvlink_rest_on_fabric"
+        # Name only the traffic this plan has on the fabric.
+        option = "nvlink_plus_fabric"
+        if par.dp > 1:
+            reason = "tp_on_nvlink_rest_on_fabric" if par.pp > 1 else "tp_on_nvlink_dp_on_fabric"
+        else:
+            reason = "tp_on_nvlink_pp_on_fabric" if par.pp > 1 else "tp_on_nvlink_cp_on_fabric"
     else:
         option, reason = "nvlink_plus_fabric", "replicas_across_fabric"
     numbers = {
