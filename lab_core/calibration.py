@@ -19,11 +19,11 @@ The fits are reproduced by tools/fit_calibration.py.
 # run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.689,
-    "h100_96gb_500w": 0.689,
-    "h800_80gb": 0.689,
-    "h200_141gb": 0.689,
-    "b200_192gb": 0.579,
+    "h100_80gb": 0.694,
+    "h100_96gb_500w": 0.694,
+    "h800_80gb": 0.694,
+    "h200_141gb": 0.694,
+    "b200_192gb": 0.547,
 }
 
 # Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
@@ -66,11 +66,11 @@ GEMM_WIDTH_SCALE = {
 # on B200 (6; the b200 value), NeMo's long-sequence table (6) and llm-foundry
 # on H100 (77). Every other modern group is out of sample.
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.608,
-    "h100_96gb_500w": 0.608,
-    "h800_80gb": 0.608,
-    "h200_141gb": 0.608,
-    "b200_192gb": 0.569,
+    "h100_80gb": 0.612,
+    "h100_96gb_500w": 0.612,
+    "h800_80gb": 0.612,
+    "h200_141gb": 0.612,
+    "b200_192gb": 0.538,
 }
 
 # Fraction of the 16-bit dense peak a flash-attention kernel reaches on the
@@ -79,11 +79,11 @@ FP8_GEMM_EFFICIENCY = {
 # rows run without flash attention). Others: CALIBRATED with FP8_GEMM_EFFICIENCY.
 ATTENTION_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.365,
-    "h100_96gb_500w": 0.365,
-    "h800_80gb": 0.365,
-    "h200_141gb": 0.365,
-    "b200_192gb": 0.365,
+    "h100_80gb": 0.369,
+    "h100_96gb_500w": 0.369,
+    "h800_80gb": 0.369,
+    "h200_141gb": 0.369,
+    "b200_192gb": 0.369,
 }
 
 # The software stack's kernels: factors on the GEMM and element-wise rates
@@ -94,12 +94,12 @@ ATTENTION_EFFICIENCY = {
 # out of sample).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 0.997,
+    "torch_native": 1.0,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 0.496,
+    "torch_native": 0.489,
     "megatron_lm_2021": 1.0,
 }
 
@@ -166,7 +166,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.325
+COMM_CONTENTION = 0.377
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -265,7 +265,7 @@ MOE_CAPACITY_FACTOR = 1.0
 # Qwen3-235B on 256 with heads of 128 and the plain all-to-all, Megatron-Bridge;
 # step_time.expert_alltoall_times for the volumes, attention.py for the shapes);
 # the other MoE runs are out of sample.
-MOE_ALLTOALL_EXPOSED = 0.292
+MOE_ALLTOALL_EXPOSED = 0.239
 
 # --- Optimizer -----------------------------------------------------------
 
