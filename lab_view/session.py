@@ -31,7 +31,7 @@ from .pins import encode, pins_view, read_pins
 from .presets import preset_view
 from .quantities import QuantityError, byte_units, format_quantity
 from .typed import parse_typed
-from .view import render_error, render_result
+from .view import render_core, render_error, render_result
 
 
 def _decision_keys(plan):
@@ -61,6 +61,8 @@ class Session:
         result = self.plans.get(key)
         if result is None:
             result = plan_json(inputs, pins or None, budget, hint)
+            if result["ok"] and result["plan"]["provisional"]:
+                return result  # the full search replaces it: a later quick request asks the planner again
             if len(self.plans) > 8:
                 self.plans.clear()
             self.plans[key] = result
@@ -151,9 +153,11 @@ class Session:
         ``units``: how memory is written ("gb" or "gib"); ``compare``: a
         pinned state A, ``{"inputs", "pins"}``, to show beside this plan.
         ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped.
-        ``quick``: the planner stops after QUICK_SEARCH_EVALUATIONS plans once one
-        fits; ``provisional`` is then True when that cut the search short (the
-        page shows the answer as refining and asks again without ``quick``)."""
+        ``quick``: a slider move's first answer: the planner stops after
+        QUICK_SEARCH_EVALUATIONS plans once one fits (``provisional`` is then True
+        when that cut the search short) and the view holds only the parts a move
+        changes at once (view.CORE_PARTS, ``partial`` True; no compare); the page
+        shows it as refining and asks again without ``quick`` for the rest."""
         pins = read_pins(pins)
         merged, notes, error = self._parse_typed(inputs, typed, lenient)
         if error is None:
@@ -164,17 +168,22 @@ class Session:
         words = self.words(units)
         plan = result["plan"]
         report = plan["report"]
-        decisions = _decision_keys(plan)
-        changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
-        if not plan["provisional"]:
-            self.previous = decisions  # what changed is judged against the last final answer
         if plan["fits"]:
             self.shown = plan["parallelism"]
-        view = render_result(result, report, words, self.kinds, changed)
+        if quick:
+            # The first answer to a move: the parts it changes at once (view.CORE_PARTS); the page
+            # keeps the rest, shows the answer as refining and asks again without ``quick``.
+            view = render_core(result, report, words, self.kinds)
+        else:
+            decisions = _decision_keys(plan)
+            changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
+            if not plan["provisional"]:
+                self.previous = decisions  # what changed is judged against the last final answer
+            view = render_result(result, report, words, self.kinds, changed)
         view["preset"] = preset_view(merged, result["shape"], words)
         out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
-               "notes": notes, "compare": None, "provisional": plan["provisional"]}
-        if compare is not None:
+               "notes": notes, "compare": None, "provisional": plan["provisional"], "partial": quick}
+        if compare is not None and not quick:
             out["compare"] = self._compare(compare, result, words)
         return out
 

@@ -66,8 +66,9 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
   }
 
   // Each move is asked for quickly first (the planner stops early once a plan
-  // fits); a provisional answer is refined by the full search unless the reader
-  // moves again within REFINE_DELAY_MS (a drag refines only where it stops).
+  // fits, and the answer holds only the parts of the view a move changes); a
+  // provisional or partial answer is refined by the full request unless the
+  // reader moves again within REFINE_DELAY_MS (a drag refines only where it stops).
   function request(payload) {
     state.seq += 1;
     clearTimeout(state.refineTimer);
@@ -145,7 +146,7 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         const response = JSON.parse(data.response);
         onResult(data.seq, response, data.ms);
         if (state.pending) send(state.pending);
-        else if (response.provisional && state.refine && state.refine.seq === data.seq) {
+        else if ((response.provisional || response.partial) && state.refine && state.refine.seq === data.seq) {
           const refine = state.refine;
           state.refineTimer = setTimeout(() => {
             if (state.refine === refine && !state.busy) {
