@@ -214,3 +214,23 @@ def test_a_quick_answer_carries_the_core_of_the_view_and_the_full_answer_the_res
     again = json.loads(session.handle(json.dumps({"inputs": moved, "quick": True})))
     assert not again["provisional"]  # the full search is known now: the quick answer is its plan
     assert {k: again["view"][k] for k in CORE_PARTS} == {k: full["view"][k] for k in CORE_PARTS}
+
+
+def test_an_extras_job_in_slices_answers_as_handle_does():
+    """The open panels' extras (curves, launch configuration, pin options) as a
+    sliced job (Session.start, one curve point per step): several slices for a
+    plan's curves, and exactly handle()'s answer at the end."""
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    inputs = dict(default_inputs(), params=175e9, gpus=1024, global_batch_tokens=1536 * 2048)
+    session.handle(json.dumps({"inputs": inputs}))
+    request = json.dumps({"kind": "extras", "state": {"inputs": inputs, "pins": {}}, "curves": True,
+                          "export": "megatron", "pins": True})
+    job = session.start(request)
+    slices, answer = 0, None
+    while answer is None:
+        answer = job.step(0.0)
+        slices += 1
+    assert slices > 10
+    out = json.loads(answer)
+    assert out["kind"] == "extras" and out["ok"] and out["curves"] and out["export"] and out["pins"]
+    assert out == json.loads(session.handle(request))

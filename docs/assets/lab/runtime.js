@@ -58,11 +58,14 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
                   refineTimer: null, refining: false };
   const limits = timeouts();
 
-  function send(message, refining = false) {
+  // refining: the worker runs the request a slice at a time and any newer request drops it
+  // (a refine, or the open panels' extras: message.sliced).
+  function send(message, refining = Boolean(message.sliced)) {
     state.busy = true;
     state.refining = refining;
     state.pending = null;
-    state.worker.postMessage({ type: "evaluate", ...message, refine: refining });
+    const { sliced, ...rest } = message;
+    state.worker.postMessage({ type: "evaluate", ...rest, refine: refining });
   }
 
   // Each move is asked for quickly first (the planner stops early once a plan
@@ -71,6 +74,13 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
   // reader moves again within REFINE_DELAY_MS (a drag refines only where it stops).
   function request(payload) {
     state.seq += 1;
+    if (payload.kind === "extras") {
+      // What open panels show, once the answer is on screen: in slices, dropped by the next move.
+      const message = { seq: state.seq, request: JSON.stringify(payload), sliced: true };
+      if (!state.ready || (state.busy && !state.refining)) state.pending = message;
+      else send(message);
+      return state.seq;
+    }
     clearTimeout(state.refineTimer);
     state.refine = { seq: state.seq, request: JSON.stringify(payload) };
     const message = { seq: state.seq, request: JSON.stringify({ ...payload, quick: true }) };
