@@ -135,6 +135,13 @@ class Report:
 
     __slots__ = ("parallelism", "shape") + tuple(sorted(set(_ATTRS)))
 
+    def waiting_s(self):
+        """Seconds of the step the GPUs wait rather than compute: every exposed
+        collective (TP, CP, EP, pipeline sends, DP, ZeRO-3) and the pipeline bubble
+        (the comms meter's measure, the book's "waiting" segments)."""
+        return (self.tp_comm_s + self.cp_comm_s + self.ep_comm_s + self.pp_p2p_s + self.dp_comm_s
+                + self.zero_comm_s + self.pipeline_bubble_s)
+
     def to_dict(self):
         out = {"parallelism": self.parallelism.to_dict(), "shape": self.shape.to_dict()}
         for group, rows in LAYOUT:

@@ -52,10 +52,17 @@ def memory_segments(memory):
     return [(part, values[part]) for part in MEMORY_PARTS]
 
 
-def time_parts(time, texts, units):
-    """(summary, [(part, name, amount)]) of ``time`` (Report.to_dict()["time"]), parts that take time."""
+def time_parts(time, texts, units, recompute):
+    """(summary, [(part, name, amount)]) of ``time`` (Report.to_dict()["time"]), parts that take time.
+
+    ``recompute``: the plan's recompute mode. With none, the recompute part is
+    only FlashAttention's backward replaying the attention core (timing.py), and
+    is named so, not "recompute" beside a plan that says it recomputes nothing.
+    """
     summary = texts["time_summary"].format(step=format_quantity(time["step_s"], "duration", units))
-    return summary, [(part, texts["time_parts"][part], format_quantity(value, "duration", units))
+    names = texts["time_parts"]
+    return summary, [(part, names["attention_replay" if part == "recompute" and recompute == "none" else part],
+                      format_quantity(value, "duration", units))
                      for part, value in _time_segments(time) if value > 0.0]
 
 
@@ -72,8 +79,8 @@ def memory_bar(memory, texts, units):
     return f'{svg}<p class="bar-summary">{escape(summary)}</p>{_legend(legend)}'
 
 
-def time_bar(time, texts, units):
-    """``time``: Report.to_dict()["time"]."""
-    summary, legend = time_parts(time, texts, units)
+def time_bar(time, texts, units, recompute):
+    """``time``: Report.to_dict()["time"]; ``recompute``: the plan's recompute mode."""
+    summary, legend = time_parts(time, texts, units, recompute)
     svg = _stacked(_time_segments(time), time["step_s"], summary)
     return f'{svg}<p class="bar-summary">{escape(summary)}</p>{_legend(legend)}'

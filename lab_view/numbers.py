@@ -8,7 +8,7 @@ from .quantities import format_quantity
 
 _EXACT = {
     "params": "params", "params_per_gpu": "params", "tp": "count", "pp": "count", "dp": "count", "cp": "count", "ep": "count",
-    "experts_per_gpu": "count", "ep_nodes": "count",
+    "experts_per_gpu": "count", "ep_nodes": "count", "seq_len": "tokens", "cp_tokens": "tokens",
     "zero": "count", "gpus": "count", "gpus_used": "count", "gpus_per_node": "count", "nodes": "count",
     "micro_batch": "count", "micro_batches": "count", "interleave": "count", "min_gpus": "count",
     "min_tp": "count", "min_pp": "count", "min_dp": "count", "gpus_searched": "count",

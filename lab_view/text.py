@@ -42,7 +42,7 @@ def plan_text(result, plan, catalog):
     lines += _pairs([(lab["plan"][key], view["plan"]["items"][key]) for key in PLAN_KEYS])
     summary, parts = memory_parts(report["memory"], lab["bars"], catalog["units"])
     lines += ["", said(lab["memory_title"], summary)] + _pairs([(name, amount) for _, name, amount in parts])
-    summary, parts = time_parts(report["time"], lab["bars"], catalog["units"])
+    summary, parts = time_parts(report["time"], lab["bars"], catalog["units"], report["parallelism"]["recompute"])
     lines += ["", said(lab["time_title"], summary)] + _pairs([(name, amount) for _, name, amount in parts])
     lines += ["", head(texts["figures"])] + _pairs([(lab["figures"][key], view["figures"][key]) for key in FIGURE_KEYS])
     lines += ["", head(lab["bottlenecks"])]

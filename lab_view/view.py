@@ -252,8 +252,12 @@ def _diagram(plan, catalog):
         label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}") + grid_extras(par, catalog)
     else:
         label = texts["mesh_nofit"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog))
+    cp, ep = par.get("cp", 1), par.get("ep", 1)
     axes = {dim: texts["axes"][dim].format(n=f"{par[dim]:,}") for dim in ("dp", "pp", "tp")}
-    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts), "parts": parts, "axes": axes}
+    # CP and EP are labelled only where the plan uses them (an empty label is not shown).
+    axes.update({dim: texts["axes"][dim].format(n=f"{size:,}") if size > 1 else "" for dim, size in (("cp", cp), ("ep", ep))})
+    return {"label": label, "mesh": render_mesh(par["tp"], par["pp"], par["dp"], texts, cp, ep), "parts": parts,
+            "axes": axes}
 
 
 def _gpus_text(n, catalog):
@@ -269,9 +273,13 @@ def decision_items(plan, catalog):
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         why = texts["reasons"][decision["reason"]].format_map(numbers)
-        if decision["id"] == "parallelism" and plan["parallelism"].get("ep", 1) > 1 and decision["option"] != "nothing_fits":
+        if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
+            # What sharing each sequence saves against what its K/V exchange costs.
+            if plan["parallelism"].get("cp", 1) > 1:
+                why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
-            why += texts["expert_note"].format_map(numbers)
+            if plan["parallelism"].get("ep", 1) > 1:
+                why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
@@ -383,7 +391,10 @@ def _stage(plan, catalog):
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
                 "text": text, "target": no_fit.get("min_gpus_stage") or ""}
     stage_texts = catalog["stages"][plan["stage"]]
-    return {"id": plan["stage"], "title": stage_texts["title"],
+    # The full-3D stage is named for the recompute it usually needs; a plan whose
+    # activations fit without it is not called "with activation checkpointing".
+    plain = plan["parallelism"]["recompute"] == "none" and "title_no_recompute" in stage_texts
+    return {"id": plan["stage"], "title": stage_texts["title_no_recompute" if plain else "title"],
             "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
 
 
@@ -420,7 +431,7 @@ def render_core(result, report, catalog, kinds):
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog),
                  "items": _plan_items(plan["parallelism"], report, catalog)},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
-        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"]),
+        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
     }
 

@@ -52,6 +52,21 @@ def _expert_numbers(ctx):
             "ep_comm_total_s": ctx.report.ep_comm_total_s, "ep_comm_exposed_s": ctx.report.ep_comm_s}
 
 
+def _context_numbers(ctx):
+    """What context parallelism buys and costs (the page's CP sentence): each
+    sequence's share per GPU, the most loaded GPU's activations with and
+    without it (the same plan with each sequence whole on a GPU) and
+    the step's K/V exchange, in all and exposed (step_time's CP terms)."""
+    par, r = ctx.parallelism, ctx.report
+    if par.cp == 1:
+        return {"seq_len": None, "cp_tokens": None, "activations_without_cp_bytes": None,
+                "activations_bytes": r.activations_bytes, "cp_comm_total_s": 0.0, "cp_comm_exposed_s": 0.0}
+    seq = ctx.workload.seq_len
+    return {"seq_len": seq, "cp_tokens": seq // par.cp, "activations_without_cp_bytes": ctx.activations_without_cp,
+            "activations_bytes": r.activations_bytes, "cp_comm_total_s": r.cp_comm_total_s,
+            "cp_comm_exposed_s": r.cp_comm_s}
+
+
 def parallelism(ctx):
     """Option: the dimensions used ('tp_pp_dp', 'dp', 'single', ...) plus the ZeRO stage;
     'nothing_fits' when no plan fits (the reason names the smallest GPU count that would)."""
@@ -92,6 +107,7 @@ def parallelism(ctx):
     }
     numbers.update(_min_gpus_numbers(ctx.no_fit))
     numbers.update(_expert_numbers(ctx))
+    numbers.update(_context_numbers(ctx))
     return _entry("parallelism", option, reason, numbers)
 
 
@@ -250,7 +266,12 @@ def interconnect(ctx):
     elif ctx.meters["comms"]["level"] == "critical":
         option, reason = "nvlink_plus_fabric", "fabric_bound"
     elif par.tp > 1:
-        option, reason = "nvlink_plus_fabric", "tp_on_nvlink_rest_on_fabric"
+        # Name only the traffic this plan has on the fabric.
+        option = "nvlink_plus_fabric"
+        if par.dp > 1:
+            reason = "tp_on_nvlink_rest_on_fabric" if par.pp > 1 else "tp_on_nvlink_dp_on_fabric"
+        else:
+            reason = "tp_on_nvlink_pp_on_fabric" if par.pp > 1 else "tp_on_nvlink_cp_on_fabric"
     else:
         option, reason = "nvlink_plus_fabric", "replicas_across_fabric"
     numbers = {

@@ -27,7 +27,9 @@ def diagram(ctx):
     # Collectives exist whenever more than one GPU works on the model: the
     # gradient sync of dp ranks and the tensor-parallel exchanges (NVLink in a
     # node counts: the fabric box stands for both, see the diagram's legend).
-    fabric_ranks = par.dp if par.dp > 1 else par.tp
+    # Context-parallel ranks hold the same weights, so they join the gradient sync (Grid.sync_ranks).
+    sync_ranks = par.dp * par.cp
+    fabric_ranks = sync_ranks if sync_ranks > 1 else par.tp
     return {
         "data_loaders": _part(running, nodes, meters["data"]["ratio"], meters["data"]["level"], nodes=nodes),
         "dp_replicas": _part(par.dp > 1 or not running, par.dp, (r.dp_comm_s + r.zero_comm_s) / step, mesh_level,

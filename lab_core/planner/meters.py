@@ -37,9 +37,7 @@ def level(name, ratio):
 
 def comms_ratio(report):
     """Exposed communication and pipeline bubble over the step (see METER_THRESHOLDS)."""
-    exposed = (report.tp_comm_s + report.pp_p2p_s + report.dp_comm_s + report.zero_comm_s
-               + report.pipeline_bubble_s)
-    return exposed / report.step_s if report.step_s > 0.0 else 0.0
+    return report.waiting_s() / report.step_s if report.step_s > 0.0 else 0.0
 
 
 def model_state_bytes(report):

@@ -33,7 +33,7 @@ class _Context:
     """Everything the decision and diagram builders read."""
 
     __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable", "state",
-                 "activations_without_recompute", "checkpoint", "meters", "best_replica",
+                 "activations_without_recompute", "activations_without_cp", "checkpoint", "meters", "best_replica",
                  "goodput_tokens_per_s", "no_fit")
 
 
@@ -325,6 +325,11 @@ def _recommend(workload, pins, budget, hint):
     ctx.state = state_bytes(wctx, grid, par.zero)
     ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
                                                          par.sequence_parallel)
+    # The same plan with each sequence whole on a GPU (the CP sentence's "without it";
+    # same micro-batches in flight, so only the sequence share changes).
+    ctx.activations_without_cp = (activation_bytes(wctx, grid._replace(cp=1), par.recompute,
+                                                   par.micro_batch, par.interleave, par.sequence_parallel)
+                                  if par.cp > 1 else None)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]

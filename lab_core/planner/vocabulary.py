@@ -36,6 +36,7 @@ DECISION_REASONS = {
                       "memory_recovery_faster", "replication_slower_than_storage", "nothing_fits"),
     "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
     "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "tp_on_nvlink_rest_on_fabric",
+                     "tp_on_nvlink_dp_on_fabric", "tp_on_nvlink_pp_on_fabric", "tp_on_nvlink_cp_on_fabric",
                      "replicas_across_fabric", "nothing_fits"),
 }
 

@@ -78,6 +78,16 @@ def test_data_parallel_fabric_counts_ranks_not_nodes():
     assert plan["parallelism"]["dp"] == 8 and fabric["active"] and fabric["count"] == 8 and fabric["link"] == "nvlink"
 
 
+def test_context_parallel_ranks_join_the_gradient_sync_on_the_fabric():
+    """CP ranks hold the same weights as their DP peers: the fabric box counts dp x cp ranks."""
+    plan = plan_json({"params": 405e9, "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
+                      "seq_len": 131072, "gpus": 16384, "gpu": "h100_80gb", "global_batch_tokens": 16777216,
+                      "inter_node_gbps": 400})["plan"]
+    par = plan["parallelism"]
+    assert par["cp"] > 1
+    assert plan["diagram"]["collective_fabric"]["count"] == par["dp"] * par["cp"]
+
+
 @pytest.mark.parametrize("interval", [1, 60])
 def test_checkpoint_interval_within_a_percent_is_fine(interval):
     plan = plan_json({"params": 1.3e9, "gpus": 64, "global_batch_tokens": 1048576, "seq_len": 2048,
@@ -85,3 +95,39 @@ def test_checkpoint_interval_within_a_percent_is_fine(interval):
     checkpoint = next(d for d in plan["decisions"] if d["id"] == "checkpointing")
     if checkpoint["numbers"]["goodput_gain"] < CHECKPOINT_MATERIAL_GAIN:
         assert checkpoint["option"] == "keep_interval"
+
+
+def test_comms_meter_counts_context_and_expert_exchanges():
+    """The comms meter's exposed time is every exposed collective and the bubble: a plan
+    whose step waits on expert all-to-all or the context-parallel K/V exchange says so."""
+    from lab_core.presets import preset_inputs
+
+    for inputs in (dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=62914560,
+                        precision="fp8", moe_dispatcher="per_node", inter_node_gbps=400),
+                   {"params": 2e12, "gpus": 32768, "seq_len": 131072, "global_batch_tokens": 2 ** 26,
+                    "gpu": "b200_192gb"}):
+        plan = plan_json(inputs)["plan"]
+        time = plan["report"]["time"]
+        exposed = sum(time[k] for k in ("tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_p2p_s", "dp_comm_s",
+                                        "zero_comm_s", "pipeline_bubble_s"))
+        assert time["cp_comm_s"] + time["ep_comm_s"] > 0.0
+        assert plan["meters"]["comms"]["ratio"] == pytest.approx(exposed / time["step_s"])
+
+
+@pytest.mark.parametrize("pins, reason", [
+    ({"tp": 8, "pp": 2}, "tp_on_nvlink_rest_on_fabric"),
+    ({"tp": 8, "pp": 1, "cp": 1}, "tp_on_nvlink_dp_on_fabric"),
+    ({"tp": 8, "pp": 8, "cp": 1}, "tp_on_nvlink_pp_on_fabric"),
+    ({"tp": 8, "pp": 1, "cp": 8}, "tp_on_nvlink_cp_on_fabric"),
+])
+def test_interconnect_names_only_the_traffic_the_plan_has_on_the_fabric(pins, reason):
+    """No "pipeline sends go over none" for a plan without pipeline stages, no
+    data-parallel traffic for a single replica."""
+    plan = plan_json({"params": 70e9, "gpus": 64, "seq_len": 131072, "global_batch_tokens": 2 ** 23}, pins)["plan"]
+    par = plan["parallelism"]
+    interconnect = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+    if interconnect["reason"] == "fabric_bound":
+        pytest.skip("the fabric is the bottleneck: that reason names no dimension")
+    assert interconnect["reason"] == reason, (par, interconnect)
+    assert (par["dp"] > 1) == ("dp_on" in reason or "rest_on" in reason)
+    assert (par["pp"] > 1) == ("pp_on" in reason or "rest_on" in reason)

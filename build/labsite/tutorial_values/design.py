@@ -223,8 +223,8 @@ def _plan_values(w, layout, r):
         "plan_vs_ws": branch(pr.step_s < r.step_s, "faster", "not_faster"),
         "plan_same_tp": branch(p.tp == layout["tp"], "same", "different"),
         "plan_same_pp": branch(p.pp == layout["pp"], "same", "different"),
-        "plan_trade": branch(pr.memory_bytes > r.memory_bytes and _waiting(pr) < _waiting(r), "headroom", "other"),
-        "ws_waiting": (_waiting(r), "duration"), "plan_waiting": (_waiting(pr), "duration"),
+        "plan_trade": branch(pr.memory_bytes > r.memory_bytes and pr.waiting_s() < r.waiting_s(), "headroom", "other"),
+        "ws_waiting": (r.waiting_s(), "duration"), "plan_waiting": (pr.waiting_s(), "duration"),
         "plan_stage": case(plan.stage, *lab_core.planner.STAGES),
     }
     alternatives = plan.alternatives
@@ -243,12 +243,6 @@ def _plan_values(w, layout, r):
              "y_unit": "seconds"}
     figure = {"tp": p.tp, "pp": p.pp, "dp": p.dp, "gpus_per_node": w.gpus_per_node}
     return values, chart, figure
-
-
-def _waiting(r):
-    """Exposed communication and bubble of a step: the time a layout waits rather than computes."""
-    return (r.tp_comm_s + r.cp_comm_s + r.ep_comm_s + r.pipeline_bubble_s + r.pp_p2p_s + r.dp_comm_s
-            + r.zero_comm_s)
 
 
 def _segments(reports):

@@ -1,0 +1,50 @@
+"""The parallelism decision says what context parallelism buys and costs
+(issue 15: "Context parallelism x16: one 128K sequence's activations are X GB
+per GPU without it"), in both languages, only for plans that use it."""
+import pytest
+
+from lab_core import Workload
+from lab_core.planner import recommend
+from lab_core.presets import preset_inputs
+from lab_view.view import decision_items
+from labsite.catalog import LANGUAGES, load_catalogs
+
+LLAMA3_128K = dict(preset_inputs("llama3-405b"), seq_len=131072, gpus=16384, gpu="h100_80gb",
+                   global_batch_tokens=16777216, inter_node_gbps=400, state_bytes_per_param=18, stack="modern",
+                   cp_all_gather=True)
+SHORT = dict(LLAMA3_128K, seq_len=4096)
+
+
+@pytest.fixture(scope="module")
+def catalogs():
+    return load_catalogs()
+
+
+def _parallelism(plan):
+    return next(d for d in plan.decisions if d["id"] == "parallelism")
+
+
+def test_context_numbers_compare_the_plan_with_whole_sequences():
+    plan = recommend(Workload(**LLAMA3_128K))
+    par, numbers = plan.parallelism, _parallelism(plan)["numbers"]
+    assert par.cp > 1
+    assert numbers["cp_tokens"] * par.cp == numbers["seq_len"] == 131072
+    # Every activation term of a layer scales with the tokens a GPU holds, so whole
+    # sequences cost about cp times as much (the logits' share is on the last stage only).
+    ratio = numbers["activations_without_cp_bytes"] / numbers["activations_bytes"]
+    assert 0.8 * par.cp <= ratio <= par.cp * 1.05
+    assert 0.0 < numbers["cp_comm_exposed_s"] <= numbers["cp_comm_total_s"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_context_sentence_only_with_context_parallelism(catalogs, lang):
+    catalog = catalogs[lang]
+    note = catalog["decisions"]["parallelism"]["context_note"]
+    lead = note.split("{")[0].strip()
+    for inputs, expected in ((LLAMA3_128K, True), (SHORT, False)):
+        plan = recommend(Workload(**inputs))
+        assert (plan.parallelism.cp > 1) == expected
+        why = next(i["why"] for i in decision_items(plan.to_dict(), catalog) if i["id"] == "parallelism")
+        assert (lead in why) == expected
+        if expected:
+            assert "128K" in why and "{" not in why
