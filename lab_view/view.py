@@ -422,14 +422,14 @@ def render_core(result, report, catalog, kinds):
     """The view's CORE_PARTS: the inputs in words, the shape, the meters, the
     plan line, the memory and time bars and the key figures."""
     plan = result["plan"]
+    par = plan["parallelism"]
     values, derived = _values(result["workload"], _derivable(result, report), catalog, kinds)
     return {
         "values": values,
         "derived": derived,
         "stage": _stage(plan, catalog),
         "meters": _meters(plan, report, catalog),
-        "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog),
-                 "items": _plan_items(plan["parallelism"], report, catalog)},
+        "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
         "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
