@@ -151,6 +151,15 @@ def test_quick_answers_start_from_the_plan_on_screen(monkeypatch):
     assert seen[-1] is None
 
 
+def _run_in_slices(job, milliseconds):
+    """(slices, answer) of a RefineJob run to its end."""
+    slices, answer = 0, None
+    while answer is None:
+        answer = job.step(milliseconds)
+        slices += 1
+    return slices, answer
+
+
 def test_a_refine_job_in_slices_answers_as_handle_does():
     """The worker's refining search in slices (Session.start) ends on exactly
     handle()'s answer, in several slices for a heavy search; a bad request
@@ -161,11 +170,7 @@ def test_a_refine_job_in_slices_answers_as_handle_does():
     request = json.dumps({"inputs": dict(default_inputs(), params=175e9, gpus=1024,
                                          global_batch_tokens=1536 * 2048)})
     reuse.clear()
-    job = session.start(request)
-    slices, answer = 0, None
-    while answer is None:
-        answer = job.step(0.01)
-        slices += 1
+    slices, answer = _run_in_slices(session.start(request), 0.01)
     assert slices > 5
     reuse.clear()
     assert json.loads(answer) == json.loads(session.handle(request))
@@ -225,11 +230,7 @@ def test_an_extras_job_in_slices_answers_as_handle_does():
     session.handle(json.dumps({"inputs": inputs}))
     request = json.dumps({"kind": "extras", "state": {"inputs": inputs, "pins": {}}, "curves": True,
                           "export": "megatron", "pins": True})
-    job = session.start(request)
-    slices, answer = 0, None
-    while answer is None:
-        answer = job.step(0.0)
-        slices += 1
+    slices, answer = _run_in_slices(session.start(request), 0.0)
     assert slices > 10
     out = json.loads(answer)
     assert out["kind"] == "extras" and out["ok"] and out["curves"] and out["export"] and out["pins"]
