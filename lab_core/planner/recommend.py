@@ -240,6 +240,15 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     return out
 
 
+def _plan_unfit_stages(plan, wctx, w, pinned, result):
+    """_unfit_stages of the plan's grids; none for a provisional plan: which
+    shapes cannot fit is the full search's to say (a quick search reaches few)."""
+    if plan.provisional:
+        return []
+    grids = space_for(w).layouts(plan.gpus_used) if pinned is None else pinned.grids(space_for(w), plan.gpus_used)
+    return _unfit_stages(wctx, grids, plan.gpus_used, plan.usable_bytes, result.stage_best)
+
+
 def recommend(workload, pins=None, budget=None, hint=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
@@ -342,12 +351,7 @@ def _recommend(workload, pins, budget, hint):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    if plan.provisional:
-        # Which shapes cannot fit is the full search's to say (a quick search reached few shapes).
-        plan.unfit_stages = []
-    else:
-        grids = space_for(w).layouts(used) if pinned is None else pinned.grids(space_for(w), used)
-        plan.unfit_stages = _unfit_stages(wctx, grids, used, usable, result.stage_best)
+    plan.unfit_stages = _plan_unfit_stages(plan, wctx, w, pinned, result)
     plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,
