@@ -66,11 +66,16 @@ check-scenarios: $(STAMPS)/venv
 
 # The validation table (every published figure in content/validation/ and scenarios/, the same
 # rows as the site's "Model vs published runs" page, each with its tolerance), then the
-# calibration fits reproduced.
+# calibration fits reproduced. `make validation BREAKDOWN=fms_fsdp,automodel_h100` prints where
+# the step time of those groups' runs goes instead.
 validation: $(STAMPS)/venv
+ifdef BREAKDOWN
+	$(PY) -m labtools.validation_report --breakdown $(BREAKDOWN)
+else
 	$(PY) -m labtools.validation_report
 	$(PY) -m labtools.fit_calibration
 	$(PY) -m labtools.fit_modern_stack
+endif
 
 clean:
 	rm -rf site $(STAMPS) .pytest_cache .cache

@@ -7,7 +7,7 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import shape_model_flops, shape_recompute_flops
+from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
@@ -18,7 +18,7 @@ class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
     __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
-                 "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "seq_len", "hidden", "heads",
+                 "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
@@ -43,6 +43,8 @@ class WorkloadContext:
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
         self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
         self.per_node_dispatch = w.moe_dispatcher == "per_node"
+        # Expert-parallel all-to-all overlap is a modern-stack feature (stack.py).
+        self.moe_overlap = self.modern and w.moe_comm_overlap
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads
@@ -76,8 +78,10 @@ class WorkloadContext:
                                                             w.flash_attention)
                                 for mode in RECOMPUTE_MODES}
         self.failures = failure_figures(w, shape.params, self.nic_rate)
-        # What the stack keeps for the backward pass (stack.py MEMORY).
+        # What the stack keeps for the backward pass (stack.py MEMORY), and replays.
         self.per_op_selective = per_op_selective(w.stack)
+        if self.per_op_selective:
+            self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
         loss = cal.LOSS_BYTES_PER_LOGIT[w.stack]
         self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])

@@ -50,12 +50,43 @@ def layer_gemm_seconds(device, precision, tokens, hidden, ffn_hidden, kv_ratio, 
     """
     gemms = _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv)
     gemms.append((2.0 * hidden * ffn_hidden / tp, min(hidden, ffn_hidden / tp)))
+    return gemms_seconds(device, precision, tokens, gemms)
+
+
+def gemms_seconds(device, precision, tokens, gemms):
+    """Forward seconds of (weights on one GPU, width) GEMMs on `tokens` rows, each at its own rate."""
     total = 0.0
     for weights, width in gemms:
         # A loop, not sum(): Python 3.12 made sum() of floats compensated, and
         # CPython 3.11 and Pyodide must give the same last digit.
         total += 2.0 * tokens * weights / gemm_rate(device, precision, tokens, width)
     return total
+
+
+def per_op_replayed_gemms(hidden, ffn_hidden, kv_ratio, tp, attention=None):
+    """(weights on one GPU, width) of the GEMMs one layer replays under PyTorch's
+    per-op selective checkpointing (stack.per_op_selective), in its backward.
+
+    Source: torchtitan torchtitan/parallelisms/parallelize_llama.py (2024-12,
+    _apply_ac_to_transformer_block; torchtitan/distributed/activation_checkpoint.py
+    since), on torch.utils.checkpoint.create_selective_checkpoint_contexts: the
+    policy counts the block's matrix multiplies (aten.mm) in call order and
+    saves the outputs of the ops in its save list "except every second mm"; an
+    op it does not save is recomputed when the backward needs it. A Llama
+    block multiplies wq, wk, wv, wo (separate projections,
+    attention.AttentionShape.matrices unfused), then its gated MLP's w1, w3
+    and w2 (each h x the inner size, calibration.GATED_MLP_INNER_SHARE of
+    ffn_hidden, the assumption activations.per_op_selective_bytes makes), so
+    the 2nd, 4th and 6th are replayed: wk, wo and w3. Every matrix is needed:
+    the kept attention output feeds wo, whose sum with the block input is the
+    MLP norm's saved input; the keys feed the attention's backward; w3's
+    output is an input of the gate's product.
+    """
+    gemms = _attention_gemms(hidden, kv_ratio, tp, attention, False)
+    inner = cal.GATED_MLP_INNER_SHARE * ffn_hidden
+    mlp = (hidden * inner / tp, min(hidden, inner / tp))
+    gemms += [mlp, mlp, mlp]
+    return gemms[1::2]
 
 
 def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, experts, ep, attention=None,

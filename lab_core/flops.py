@@ -1,4 +1,5 @@
 """FLOP counts of one training iteration (dense GPT-style transformer)."""
+from .efficiency import per_op_replayed_gemms
 from .shape import layer_matrix_params
 
 
@@ -117,3 +118,19 @@ def shape_recompute_flops(B, s, shape, recompute, flash_attention):
     moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
                                                        shape.attention)
     return experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)
+
+
+def per_op_replayed_flops(B, s, shape):
+    """FLOPs per-op selective checkpointing adds to shape_recompute_flops'
+    selective count: the GEMMs it replays (efficiency.per_op_replayed_gemms),
+    2 per weight per token, in every layer (a mixture-of-experts layer's MLP
+    as wide as the experts a token uses, as step_time counts its time)."""
+    h, r, attention = shape.hidden, shape.kv_ratio, shape.attention
+    experts = shape.experts
+    kinds = ((shape.layers, shape.ffn_hidden),) if experts is None else (
+        (experts.dense_layers, shape.ffn_hidden), (experts.moe_layers, experts.used_per_token * experts.ffn_hidden))
+    total = 0.0
+    for layers, ffn_hidden in kinds:
+        for weights, _ in per_op_replayed_gemms(h, ffn_hidden, r, 1, attention):
+            total += 2.0 * B * s * layers * weights
+    return total

@@ -124,6 +124,10 @@ INPUT_SPECS = (
     # How routed tokens reach their experts across nodes (stack.py).
     InputSpec("moe_dispatcher", "dispatcher id", None, None, MOE_DISPATCHERS[0], log_scale=False, slider=False,
               kind="choice", choices=MOE_DISPATCHERS),
+    # The expert-parallel all-to-all overlapped with another micro-batch's compute
+    # (Megatron-Core --overlap-moe-expert-parallel-comm, v0.14 on; DeepSeek-V3's
+    # DualPipe); off: exposed, as Megatron-Core ran it before (stack.py).
+    InputSpec("moe_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
     # The software stack: what its communication overlaps (stack.py).
     InputSpec("stack", "stack id", None, None, STACKS[0], log_scale=False, slider=False, kind="choice",
               choices=STACKS),

@@ -33,7 +33,9 @@ MEMORY (what a stack keeps for the backward pass, activations.py):
   the rest (arXiv:2205.05198 Sec 5); torchtitan's "selective" is PyTorch's
   per-op selective checkpointing, which keeps the block input and every
   other matrix multiply's output and recomputes the rest
-  (activations.per_op_selective_bytes).
+  (activations.per_op_selective_bytes); the backward pays for that replay:
+  every second GEMM of the forward (efficiency.per_op_replayed_gemms; the
+  element-wise ops it replays fuse into the compiled backward, timing.layer_times).
 - fp8: Transformer Engine keeps the FP8 copies of the GEMM inputs it
   multiplied with (arXiv:2209.05433 Sec 4); torchao's float8 linear keeps its
   high-precision input (torchao/float8/float8_linear.py), so FP8 saves no
@@ -46,6 +48,9 @@ one copy per routed expert, as NCCL's all-to-all sends it (Megatron-Core's
 default --moe-token-dispatcher-type alltoall). ``per_node``: one copy per
 target node over the fabric, forwarded over NVLink inside it (DeepSeek-V3,
 arXiv:2412.19437 Sec 3.2.2; DeepEP, Megatron-Core's flex dispatcher).
+Workload.moe_comm_overlap: whether those all-to-alls hide behind another
+micro-batch's compute (Megatron-Core v0.14 on, DualPipe) or are exposed
+(step_time.expert_alltoall_times); a modern-stack feature.
 """
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")

@@ -10,7 +10,8 @@ bubble (pipeline.bubble_time).
 """
 from . import calibration as cal
 from .comms import point_to_point_time
-from .efficiency import attention_rate, gemm_rate, layer_gemm_seconds, moe_layer_gemm_seconds
+from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_seconds, moe_layer_gemm_seconds,
+                         per_op_replayed_gemms)
 from .gpu_memory import stages
 from .pipeline import bubble_time
 from .timing import layer_times, logits_times
@@ -46,15 +47,23 @@ class _Kind:
 
 
 def _layer_kind(ctx, par, ffn_hidden, gemm_s):
+    """One kind of layer; ffn_hidden is its MLP's width (a mixture-of-experts
+    layer's: the experts a token uses, which per-op selective checkpointing
+    replays as one gated MLP of that width)."""
     t, cp, b = par.tp, par.cp, par.micro_batch
     s, h = ctx.seq_len, ctx.hidden
-    rate = gemm_rate(ctx.device, ctx.precision, b * s / cp, h / t) * ctx.compute_factor
+    tokens = b * s / cp
+    rate = gemm_rate(ctx.device, ctx.precision, tokens, h / t) * ctx.compute_factor
     flash_rate = attention_rate(ctx.device) * ctx.attention_factor if ctx.flash else None
     sp = par.sequence_parallel and t > 1
+    replay = None
+    if par.recompute == "selective" and ctx.per_op_selective:
+        replay = gemms_seconds(ctx.device, ctx.precision, tokens,
+                               per_op_replayed_gemms(h, ffn_hidden, ctx.kv_ratio, t, ctx.attention)) / ctx.compute_factor
     kind = _Kind()
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
-                             gemm_s / ctx.compute_factor, ctx.attention)
+                             gemm_s / ctx.compute_factor, ctx.attention, replay)
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
@@ -79,6 +88,11 @@ def micro_batch_times(ctx, par, layout):
                                                                   ctx.kv_ratio, t, experts, par.ep,
                                                                   ctx.attention, ctx.fused_qkv))
         moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
+        permute = expert_permutation_seconds(ctx, par)
+        moe.times.forward += permute
+        moe.times.backward += permute
+        if par.recompute == "full":
+            moe.times.recompute += permute
     logits = output_layer_times(ctx, t, cp, b)
     best = None
     for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers,
@@ -135,6 +149,16 @@ def expert_alltoall_times(ctx, par):
     k (n - 1) / n per token (n GPUs of the group per node). Both links run
     at once; the slower sets the time, each at the bus bandwidth of its
     share's size.
+
+    Exposed: with Workload.moe_comm_overlap (modern stacks) the step waits
+    for calibration.MOE_ALLTOALL_EXPOSED of it and the rest slows the
+    compute it hides behind (COMM_CONTENTION): Megatron-Core's batch-level
+    overlap of one micro-batch's all-to-all with another's compute
+    (--overlap-moe-expert-parallel-comm, added in Megatron-Core v0.14,
+    2025-09: NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md
+    "What's New"). Without it (earlier Megatron-Core, the 2021 stack) the
+    dispatcher's all-to-alls run between the layer's kernels on the
+    critical path and are exposed in full.
     """
     ep = par.ep
     if ep == 1:
@@ -154,10 +178,32 @@ def expert_alltoall_times(ctx, par):
     one = intra if intra > inter else inter
     count = 6.0 if par.recompute == "full" else 4.0
     total = count * one
-    if not ctx.modern:
+    if not ctx.moe_overlap:
         return total, total
     exposed = cal.MOE_ALLTOALL_EXPOSED * total
     return total, exposed + cal.COMM_CONTENTION * (total - exposed)
+
+
+def expert_permutation_seconds(ctx, par):
+    """Seconds of one mixture-of-experts layer's token permutation, one pass
+    (forward or backward), one micro-batch.
+
+    Memory-bound work that grows with the copies of each token, k, not with
+    the experts' FLOPs: before the experts, each of a rank's tokens (b s /
+    cp / t, its sequence-parallel slice) is copied into k rows grouped by
+    expert (read k h, write k h values); after them the k outputs are
+    weighted by the router's probabilities and summed back into one row
+    (read k h, write h): Megatron-Core's permute / unpermute
+    (megatron/core/transformer/moe/moe_utils.py, fused or not by
+    --moe-permute-fusion; the "small expert GEMMs" wall of
+    Megatron-Bridge docs/training/moe-optimization.md, arXiv:2603.07685).
+    (3k + 1) h 16-bit values per token at the achievable HBM rate; the
+    backward pass moves the same gradients the other way.
+    """
+    experts = ctx.shape.experts
+    tokens = par.micro_batch * ctx.seq_len / par.cp / par.tp
+    values = (3.0 * experts.per_token + 1.0) * ctx.hidden * tokens
+    return 2.0 * values / ctx.hbm_rate
 
 
 def output_layer_times(ctx, tp, cp, micro_batch):

@@ -8,7 +8,9 @@ Per layer and micro-batch, on one GPU (Megatron-style GPT layer):
            + calibration.cal.BACKWARD_ELEMENTWISE_RATIO x element-wise traffic
   recompute: full = one more forward (arXiv:2104.04473 Eq 3); selective = the
            attention core again (arXiv:2205.05198 Sec 5); flash attention
-           recomputes the attention core in its backward (arXiv:2205.14135).
+           recomputes the attention core in its backward (arXiv:2205.14135);
+           PyTorch's per-op selective checkpointing (torch_native) replays
+           every second GEMM (efficiency.per_op_replayed_gemms).
   tensor parallel: 2 all-reduces of b s h 16-bit values forward, 2 backward
            (arXiv:2104.04473 Sec 2.3), 2 more when full recompute replays the
            forward (arXiv:1910.02054 Sec 8); sequence parallelism replaces each by
@@ -44,7 +46,8 @@ class LayerTimes:
 
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
                 flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True,
-                attention_rate=None, causal=False, cp=1, gemm_seconds=None, attention_shape=None):
+                attention_rate=None, causal=False, cp=1, gemm_seconds=None, attention_shape=None,
+                replay_seconds=None):
     """Per-layer times (see module docstring for the sources).
 
     flops_rate: achieved FLOP/s of the GEMMs; attention_rate: of the attention
@@ -55,7 +58,18 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     gemm_seconds: the forward GEMMs' time when each runs at its own rate
     (efficiency.layer_gemm_seconds), else GEMM FLOPs / flops_rate;
     attention_shape: the attention block's own sizes (attention.AttentionShape;
-    flops.layer_forward_flops), None for h wide.
+    flops.layer_forward_flops), None for h wide;
+    replay_seconds: with selective recompute, the forward seconds of the GEMMs
+    per-op selective checkpointing replays (efficiency.per_op_replayed_gemms),
+    None for Megatron's selective recompute. Per-op checkpointing saves the
+    outputs of matrix multiplies and attention only, so the element-wise ops
+    (norms, rotary embedding, activation, residual adds) are replayed too,
+    but under torch.compile (the torch_native stack, stack.py) AOTAutograd's
+    min-cut partitioner fuses recomputed pointwise ops into the backward's
+    kernels, which read the same inputs (pytorch/pytorch
+    torch/_functorch/partitioners.py, min_cut_rematerialization_partition):
+    no extra memory traffic is charged for them. Flash attention still
+    recomputes its core in its backward.
     """
     gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio, attention_shape)
     gemm /= t * cp
@@ -75,6 +89,8 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     if recompute == "full":
         extra = forward
         tp_comm += 2.0 * all_reduce
+    elif recompute == "selective" and replay_seconds is not None:
+        extra = replay_seconds + attention_s
     elif recompute == "selective" or flash_attention:
         extra = attention_s
         if not flash_attention:

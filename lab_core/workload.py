@@ -94,6 +94,7 @@ class Workload:
     shared_experts: int = _default("shared_experts")
     dense_layers: int = _default("dense_layers")
     moe_dispatcher: str = _default("moe_dispatcher")
+    moe_comm_overlap: bool = _default("moe_comm_overlap")
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")

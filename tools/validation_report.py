@@ -4,12 +4,16 @@ site's "Model vs published runs" page shows.
 
 Run: python -m labtools.validation_report   (make validation)
 Exit status 1 when a row is outside its tolerance.
+python -m labtools.validation_report --breakdown GROUP[,GROUP...] prints, for each
+end-to-end run of those groups, where its step time goes instead (breakdown_lines).
 """
 import sys
 
+import lab_core
+
 from labsite.paths import ROOT
-from labsite.validation import (END_TO_END, PUBLISHED, SUMMARY_LINES, end_to_end_rows, fact_rows, page_rows,
-                                scenario_rows, summary)
+from labsite.validation import (END_TO_END, PUBLISHED, SUMMARY_LINES, end_to_end_rows, end_to_end_runs, fact_rows,
+                                page_rows, scenario_rows, summary)
 
 
 def _verdict(row):
@@ -33,7 +37,42 @@ def _group_means(rows):
     return groups
 
 
+# (label, Report.to_dict()["time"] key) of the step's parts, per step (evaluate.py's sum).
+BREAKDOWN = (("forward", "forward_s"), ("backward", "backward_s"), ("recompute", "recompute_s"),
+             ("tp", "tp_comm_s"), ("cp", "cp_comm_s"), ("ep", "ep_comm_s"), ("p2p", "pp_p2p_s"),
+             ("bubble", "pipeline_bubble_s"), ("zero3 gathers", "zero_comm_s"), ("dp sync", "dp_comm_s"),
+             ("optimizer", "optimizer_s"))
+
+
+def breakdown_lines(groups):
+    """Two lines per run of the named end-to-end groups: its error, then each part
+    of the lab's step in seconds, exposed / total for the collectives. The ZeRO-3 /
+    DP exposed parts include what hidden traffic costs the compute it overlaps
+    (calibration.COMM_CONTENTION, charged to dp sync on the modern stacks)."""
+    out = []
+    for run in end_to_end_runs():
+        if run.group["id"] not in groups:
+            continue
+        spec, report = run.spec, lab_core.evaluate(run.workload(), run.parallelism()).to_dict()
+        time = report["time"]
+        error = 100.0 * (run.predicted() / run.published - 1.0)
+        out.append(f"{run.group['id']} {spec['model']} gpus {spec['gpus']} tp {spec['tp']} pp {spec['pp']} "
+                   f"dp {run.dp} micro-batch {spec.get('micro_batch')} x {time['micro_batches']} "
+                   f"{spec.get('recompute', '')} {spec.get('precision', 'bf16')}: error {error:+.1f}%, "
+                   f"step {time['step_s']:.3f} s, dp link {time['dp_link']}")
+        parts = []
+        for label, key in BREAKDOWN:
+            total = time.get(key.replace("_s", "_total_s"))
+            shown = f"{time[key]:.3f}" + (f"/{total:.3f}" if total is not None else "")
+            parts.append(f"{label} {shown}")
+        out.append("    " + ", ".join(parts))
+    return out
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--breakdown":
+        print("\n".join(breakdown_lines(set(sys.argv[2].split(",")))))
+        return 0
     facts, runs, scenarios = fact_rows(), end_to_end_rows(), scenario_rows()
     print(f"published figures: {PUBLISHED.relative_to(ROOT)}")
     print(f"{'fact':34s} {'quantity':48s} {'predicted':>14s} {'published':>14s} {'error %':>9s}  ok (tolerance)")

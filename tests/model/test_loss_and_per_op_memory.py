@@ -65,6 +65,30 @@ def test_torch_native_selective_is_per_op_and_modern_is_korthikanti():
     assert r.activations_bytes < _memory(w, recompute="none").activations_bytes
 
 
+def test_per_op_selective_replays_wk_wo_and_w3_in_time_and_flops():
+    """torchtitan's policy recomputes every second of wq, wk, wv, wo, w1, w3, w2: the backward of a
+    selective step replays wk (h x h/4), wo (h x h) and w3 (h x 14,336) for Llama 3 8B, on top of flash
+    attention's own recompute of its core, and the hardware FLOPs count them (Megatron's selective on the
+    modern stack costs nothing more than flash attention's recompute)."""
+    from lab_core.efficiency import gemm_rate, per_op_replayed_gemms
+    h = 4096
+    replayed = per_op_replayed_gemms(h, 21504, 0.25, 1)
+    assert [weights for weights, _ in replayed] == pytest.approx([h * h / 4, h * h, h * 14336], rel=1e-12)
+    assert [width for _, width in replayed] == pytest.approx([h / 4, h, h], rel=1e-12)
+    w = _llama(stack="torch_native")
+    none, selective, full = (_memory(w, recompute=mode) for mode in ("none", "selective", "full"))
+    ctx = context_for(w)
+    tokens = 2 * 8192
+    by_hand = sum(2.0 * tokens * weights / gemm_rate(ctx.device, "bf16", tokens, width) for weights, width in replayed)
+    extra = 32 * by_hand / ctx.compute_factor
+    assert selective.recompute_s - none.recompute_s == pytest.approx(extra, rel=1e-9)
+    assert none.step_s < selective.step_s < full.step_s
+    replay_flops = 2.0 * 16 * 8192 * 32 * sum(weights for weights, _ in replayed)
+    assert selective.hardware_flops_per_step - none.hardware_flops_per_step == pytest.approx(replay_flops, rel=1e-9)
+    modern = _llama(stack="modern")
+    assert _memory(modern, recompute="selective").recompute_s == _memory(modern, recompute="none").recompute_s
+
+
 def test_fp8_saves_activations_on_transformer_engine_not_on_torchao():
     """torchao's float8 linear saves its high-precision input (torchtitan measured 77.0 GiB bf16, 76.8 fp8);
     Transformer Engine keeps FP8 copies (arXiv:2209.05433 Sec 4)."""
@@ -137,3 +161,15 @@ def test_reserved_memory_is_the_allocated_peak_times_the_fitted_ratio():
     assert r.reserved_bytes == pytest.approx(r.memory_bytes * cal.ALLOCATOR_RESERVED_RATIO, rel=1e-12)
     assert r.to_dict()["memory"]["reserved_bytes"] == r.reserved_bytes
     assert fit_reserved_ratio() == cal.ALLOCATOR_RESERVED_RATIO
+
+
+def test_validation_breakdown_parts_add_up_to_the_step():
+    """make validation's --breakdown prints each run's step in parts (labtools.validation_report): the parts
+    it lists are the terms evaluate() sums, so the printed exposed parts add up to the printed step."""
+    from labtools.validation_report import breakdown_lines
+    lines = breakdown_lines({"torchtitan_a100"})
+    assert len(lines) == 12
+    for head, parts in zip(lines[::2], lines[1::2]):
+        step = float(head.split("step ")[1].split(" s")[0])
+        shown = [float(part.rsplit(" ", 1)[1].split("/")[0]) for part in parts.strip().split(", ")]
+        assert sum(shown) == pytest.approx(step, abs=0.006)
