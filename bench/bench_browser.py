@@ -17,8 +17,9 @@ chooses. Figures (milliseconds from navigation start unless said otherwise):
 - slider move -> answer, measured in the page: every slider dragged over
   positions across its range (extremes included) from the default state and
   from the heaviest card states (BENCH_CARDS), one move at a time, from the
-  ``input`` event to its first answer on screen (quick and provisional, or
-  final), to a meter's aria-valuetext changing, to the final answer and the
+  ``input`` event to its first answer on screen (the quick answer: the
+  view's core parts, its plan maybe provisional; or a final one), to a
+  meter's aria-valuetext changing, to the final answer and the
   next frame; the worker's time for the first answer and for the refining
   search; per slider;
 - a drag of 60 positions (one input per frame): last move -> its first and
@@ -330,7 +331,8 @@ def main(argv=None):
             server.shutdown()
 
     figures = {
-        "environment": {"cpus": os.cpu_count(), "chromium": version, "python": platform.python_version()},
+        "environment": {"cpus": os.cpu_count(), "chromium": version, "python": platform.python_version(),
+                        "load_average": os.getloadavg()},
         "first_paint_fcp_ms": summary([v["fcp"] for v in first]),
         "first_paint_lab_present_ms": summary([v["labPresent"] for v in first]),
         "live_first_visit_ms": {**summary([v["live"] for v in first]), "boot": kinds(first)},
@@ -364,7 +366,8 @@ def main(argv=None):
         print(f"  {label:<44} median {value['median']:8.1f}   p95 {value['p95']:8.1f}   (n={value['n']}){extra}{target}")
 
     env = figures["environment"]
-    print(f"Lab page in headless Chromium {env['chromium']} on {env['cpus']} CPUs (ms from navigation start unless noted)")
+    print(f"Lab page in headless Chromium {env['chromium']} on {env['cpus']} CPUs, load average "
+          f"{env['load_average'][0]:.1f} at the end (ms from navigation start unless noted)")
     row("first precomputed paint (FCP)", "first_paint_fcp_ms", "   target < 1000")
     row("  #lab-app with precomputed numbers in DOM", "first_paint_lab_present_ms")
     row("live lab, first visit", "live_first_visit_ms", "   target < 1500")

@@ -7,7 +7,7 @@ Prints one row per runtime: median and p95 ms per recommend() call (all
 repeats x cases pooled; a fresh Workload per call and the planner's caches
 dropped: the full search), plan_json() the same way, plans evaluated per call,
 and the worker's time per slider move by part (planner, plan dict, view, JSON)
-and by slider over drags of every slider from the default and demo-card states. With --pyodide it also
+and by slider over drags of every slider from the default, demo-card and heaviest scenario states. With --pyodide it also
 times evaluate() per call on bench/cases.py's bench_cases() when that file
 exists. Needs `npm ci` (node_modules/pyodide) for --pyodide.
 """
@@ -33,21 +33,26 @@ def _evaluate_cases():
     return [[w, p] for w, p in bench_cases()]
 
 
+# Scenario states the walks also start from besides the demo path's: the heaviest answers
+# (a mixture of experts on 2,048 GPUs; 405B at 128K tokens with context parallelism).
+HEAVY_SCENARIOS = ("deepseek-v3", "llama3-405b-128k")
+
 # Positions each slider walk visits, evenly spread over the slider's stops, both ends included.
 WALK_POSITIONS = 8
 
 
 def slider_walks():
     """Drags of every slider over its range (extremes included) from the lab's
-    default state and from each demo card's state (the page's heaviest
-    states: at scale, full 3D), as the page sends them: full lab inputs."""
+    default state, from each demo card's state and from HEAVY_SCENARIOS', as
+    the page sends them: full lab inputs."""
     from labsite.labpage import default_inputs, load_lab_layout
-    from labsite.scenarios import load_demo_path
+    from labsite.scenarios import load_demo_path, load_scenario
     from labsite.sliders import slider_stops
 
     layout = load_lab_layout()
     defaults = default_inputs()
-    starts = [defaults] + [dict(defaults, **scenario.workload) for scenario in load_demo_path()]
+    scenarios = list(load_demo_path()) + [load_scenario(name) for name in HEAVY_SCENARIOS]
+    starts = [defaults] + [dict(defaults, **scenario.workload) for scenario in scenarios]
     walks = []
     for slider in layout["sliders"]:
         stops = slider_stops(slider["name"], slider["series"])
@@ -120,11 +125,12 @@ def table(results):
         rows.append("")
         rows.append("Worker per slider move in %s (drags of each slider over %d positions, extremes included,"
                     % (res["runtime"], WALK_POSITIONS))
-        rows.append("from the default state and each demo card; planner caches warm as in the page):")
+        rows.append("from the default state, each demo card and %s; planner caches warm as in the page):"
+                    % ", ".join(HEAVY_SCENARIOS))
         rows.append("  %-22s %9s %8s %8s" % ("part", "median ms", "p95 ms", "max ms"))
         for name, label in (("planner", "planner (quick search)"), ("plan_dict", "plan as dict"),
-                            ("view", "view (lab_view)"), ("json", "JSON"), ("total", "first answer, total"),
-                            ("refine", "refine (full search)")):
+                            ("view", "view's core (lab_view)"), ("json", "JSON"), ("total", "first answer, total"),
+                            ("refine", "refine (full search)"), ("rest", "full answer's view")):
             part = walks["parts"].get(name)
             if part is None:
                 continue

@@ -48,18 +48,20 @@ def time_recommend(cases, repeat):
 def time_slider_walks(walks, session_config):
     """The worker's work per slider move, by part, over drags of each slider
     from each starting state (caches as the page has them: warm from the
-    moves before). Parts of the first answer (the quick search the page asks
-    for first): the planner (Workload + recommend), the plan as a dict, the
-    view (lab_view.render_result), the JSON the worker sends; and, for moves
-    whose first answer was provisional, the full search that refines it."""
+    moves before). Parts of the first answer (the quick request the page asks
+    for first): the planner (Workload + recommend from the plan on screen),
+    the plan as a dict, the view's core (lab_view.view.render_core: what the
+    first answer carries), the JSON the worker sends; then the full answer
+    the page asks for next: the full search when the first was provisional
+    (refine) and the whole view (rest)."""
     from lab_core import Workload
     from lab_core.planner import recommend
     from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
-    from lab_view.view import render_result
+    from lab_view.view import render_core, render_result
 
     catalog, kinds = session_config["catalog"], session_config["kinds"]
     _forget()
-    parts = {"planner": [], "plan_dict": [], "view": [], "json": [], "total": [], "refine": []}
+    parts = {"planner": [], "plan_dict": [], "view": [], "json": [], "total": [], "refine": [], "rest": []}
     by_slider, evaluated, provisional = {}, [], 0
     for walk in walks:
         state = dict(walk["start"])
@@ -76,7 +78,7 @@ def time_slider_walks(walks, session_config):
             result = {"ok": True, "workload": workload.to_dict(), "shape": workload.shape.to_dict(),
                       "plan": plan.to_dict()}
             t2 = time.perf_counter()
-            view = render_result(result, result["plan"]["report"], catalog, kinds, ())
+            view = render_core(result, result["plan"]["report"], catalog, kinds)
             t3 = time.perf_counter()
             json.dumps({"ok": True, "inputs": inputs, "view": view, "notes": []}, sort_keys=True)
             t4 = time.perf_counter()
@@ -86,11 +88,16 @@ def time_slider_walks(walks, session_config):
             by_slider.setdefault(walk["slider"], []).append((t4 - t0) * 1e3)
             evaluated.append(plan.search["plans_evaluated"])
             if plan.provisional:
-                # The full search the page asks for when the reader stops (no view: timed like the planner part).
+                # The full search the page asks for when the reader stops (timed like the planner part).
                 provisional += 1
                 t5 = time.perf_counter()
                 shown = recommend(Workload(**inputs))
                 parts["refine"].append((time.perf_counter() - t5) * 1e3)
+                result["plan"] = shown.to_dict()
+            # The rest of the view, with the full answer.
+            t6 = time.perf_counter()
+            render_result(result, result["plan"]["report"], catalog, kinds, ())
+            parts["rest"].append((time.perf_counter() - t6) * 1e3)
     return {"parts": {name: summarize(values) for name, values in parts.items() if values},
             "provisional": provisional, "moves": len(evaluated),
             "by_slider": {name: summarize(values) for name, values in by_slider.items()},

@@ -24,6 +24,7 @@ from .errors import LabInputError
 from .evaluate import evaluate
 from .inputs import SPEC_BY_NAME
 from .planner.space import divisors
+from .planner.steps import finish
 
 # At most this many points per curve (log-spaced when there are more candidates). TEACHING ASSUMPTION:
 # enough to see the shape, few enough to compute after every move in the browser.
@@ -52,7 +53,7 @@ def _point(x, workload, par):
 
 
 def memory_against_seq_len(workload, par):
-    """Points for sequence lengths 512, 1,024 … up to the slider's maximum."""
+    """Points for sequence lengths 512, 1,024 … up to the slider's maximum (as steps)."""
     spec = SPEC_BY_NAME["seq_len"]
     sequences = workload.batch_sequences
     points, s = [], int(spec.minimum)
@@ -63,18 +64,23 @@ def memory_against_seq_len(workload, par):
             points.append({"x": s, "ok": False, "reason": err.reason, "field": err.field})
         else:
             points.append(_point(s, w, par))
+            yield
         s *= 2
     return points
 
 
 def memory_against_micro_batch(workload, par):
-    """Points for every micro-batch dividing a replica's share of the batch."""
+    """Points for every micro-batch dividing a replica's share of the batch (as steps)."""
     per_replica = workload.batch_sequences // par.dp
-    return [_point(b, workload, dataclasses.replace(par, micro_batch=b)) for b in _thin(divisors(per_replica))]
+    points = []
+    for b in _thin(divisors(per_replica)):
+        points.append(_point(b, workload, dataclasses.replace(par, micro_batch=b)))
+        yield
+    return points
 
 
 def step_against_gpus(workload, par):
-    """Points for data-parallel degrees dividing the batch (GPU counts up to the slider's maximum)."""
+    """Points for data-parallel degrees dividing the batch (GPU counts up to the slider's maximum; as steps)."""
     spec = SPEC_BY_NAME["gpus"]
     mp = par.model_parallel
     degrees = [d for d in divisors(workload.batch_sequences) if mp * d <= spec.maximum]
@@ -89,12 +95,23 @@ def step_against_gpus(workload, par):
             continue
         shard = par.dp_shard if par.dp_shard and d % par.dp_shard == 0 else 0
         points.append(_point(mp * d, w, dataclasses.replace(par, dp=d, micro_batch=b, dp_shard=shard)))
+        yield
     return points
 
 
+# Each builder is a steps generator (planner/steps.py): it yields after each point, returns the points.
 CURVES = {"seq_len": memory_against_seq_len, "micro_batch": memory_against_micro_batch, "gpus": step_against_gpus}
 
 
 def curves(workload, par):
     """Every curve of the plan ``par`` (a Parallelism) of ``workload``: {name: [point]}."""
-    return {name: build(workload, par) for name, build in CURVES.items()}
+    return finish(curves_steps(workload, par))
+
+
+def curves_steps(workload, par):
+    """curves() as steps (planner/steps.py), one point each: the lab's worker
+    computes them between the reader's moves, and a move drops them."""
+    out = {}
+    for name, build in CURVES.items():
+        out[name] = yield from build(workload, par)
+    return out

@@ -17,12 +17,13 @@ controls' options.
 import json
 import time
 
-from lab_core.curves import curves
+from lab_core.curves import curves_steps
 from lab_core.export import export
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
 from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
+from lab_core.planner.steps import finish
 from lab_core.workload import Workload
 
 from .compare import compare_html, compare_rows, compare_summary
@@ -31,7 +32,7 @@ from .pins import encode, pins_view, read_pins
 from .presets import preset_view
 from .quantities import QuantityError, byte_units, format_quantity
 from .typed import parse_typed
-from .view import render_error, render_result
+from .view import render_core, render_error, render_result
 
 
 def _decision_keys(plan):
@@ -61,6 +62,8 @@ class Session:
         result = self.plans.get(key)
         if result is None:
             result = plan_json(inputs, pins or None, budget, hint)
+            if result["ok"] and result["plan"]["provisional"]:
+                return result  # the full search replaces it: a later quick request asks the planner again
             if len(self.plans) > 8:
                 self.plans.clear()
             self.plans[key] = result
@@ -151,9 +154,11 @@ class Session:
         ``units``: how memory is written ("gb" or "gib"); ``compare``: a
         pinned state A, ``{"inputs", "pins"}``, to show beside this plan.
         ``notes``: ``[{"field", "text"}]`` for values that were kept or dropped.
-        ``quick``: the planner stops after QUICK_SEARCH_EVALUATIONS plans once one
-        fits; ``provisional`` is then True when that cut the search short (the
-        page shows the answer as refining and asks again without ``quick``)."""
+        ``quick``: a slider move's first answer: the planner stops after
+        QUICK_SEARCH_EVALUATIONS plans once one fits (``provisional`` is then True
+        when that cut the search short) and the view holds only the parts a move
+        changes at once (view.CORE_PARTS, ``partial`` True; no compare); the page
+        shows it as refining and asks again without ``quick`` for the rest."""
         pins = read_pins(pins)
         merged, notes, error = self._parse_typed(inputs, typed, lenient)
         if error is None:
@@ -164,17 +169,22 @@ class Session:
         words = self.words(units)
         plan = result["plan"]
         report = plan["report"]
-        decisions = _decision_keys(plan)
-        changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
-        if not plan["provisional"]:
-            self.previous = decisions  # what changed is judged against the last final answer
         if plan["fits"]:
             self.shown = plan["parallelism"]
-        view = render_result(result, report, words, self.kinds, changed)
+        if quick:
+            # The first answer to a move: the parts it changes at once (view.CORE_PARTS); the page
+            # keeps the rest, shows the answer as refining and asks again without ``quick``.
+            view = render_core(result, report, words, self.kinds)
+        else:
+            decisions = _decision_keys(plan)
+            changed = [] if self.previous is None else [k for k, v in decisions.items() if self.previous.get(k) != v]
+            if not plan["provisional"]:
+                self.previous = decisions  # what changed is judged against the last final answer
+            view = render_result(result, report, words, self.kinds, changed)
         view["preset"] = preset_view(merged, result["shape"], words)
         out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
-               "notes": notes, "compare": None, "provisional": plan["provisional"]}
-        if compare is not None:
+               "notes": notes, "compare": None, "provisional": plan["provisional"], "partial": quick}
+        if compare is not None and not quick:
             out["compare"] = self._compare(compare, result, words)
         return out
 
@@ -195,7 +205,12 @@ class Session:
         """What open panels show for the plan of ``state`` ({"inputs", "pins"}): its
         curves (rendered), its launch configuration in ``export_format`` and the
         pin controls' options. The page asks once the answer is on screen, only
-        for open panels, so a move never waits for them."""
+        for open panels, and the worker computes them a slice at a time
+        (extras_steps, Session.start), so a move never waits for them."""
+        return finish(self.extras_steps(state, units, want_curves, export_format, want_pins))
+
+    def extras_steps(self, state, units="gb", want_curves=False, export_format=None, want_pins=False):
+        """extras() as steps (lab_core.planner.steps): one curve point each."""
         pins = read_pins(state.get("pins"))
         result = self._plan_of(state.get("inputs") or {}, pins)
         if not result["ok"]:
@@ -208,14 +223,32 @@ class Session:
         if want_pins:
             out["pins"] = pins_view(pins, result, words)
         if want_curves:
-            out["curves"] = render_curves(curves(workload, par), plan["gpus"]["used"], words)
+            points = yield from curves_steps(workload, par)
+            out["curves"] = render_curves(points, plan["gpus"]["used"], words)
         if export_format:
             out["export"] = export(par, workload, export_format, words["export"]).to_dict()
         return out
 
     def start(self, request_json):
-        """A full request as a RefineJob the worker runs a slice at a time."""
+        """A full request, or an extras request, as a RefineJob the worker runs a slice at a time."""
         return RefineJob(self, request_json)
+
+    def _internal_error(self, request, err):
+        return {"ok": False, "inputs": request.get("inputs", {}),
+                "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}
+
+    def _request_extras(self, request):
+        return self.extras_steps(request.get("state") or {}, request.get("units", "gb"), bool(request.get("curves")),
+                                 request.get("export"), bool(request.get("pins")))
+
+    def extras_answer_steps(self, request):
+        """handle()'s answer to an extras request (a dict), as steps: its JSON."""
+        try:
+            result = yield from self._request_extras(request)
+        except Exception as err:  # noqa: BLE001 - reported to the reader, as handle() does
+            result = self._internal_error(request, err)
+        result["kind"] = "extras"
+        return json.dumps(result, sort_keys=True)
 
     def handle(self, request_json):
         """JSON in, JSON out; a bug in the model or view answers with an error
@@ -224,15 +257,13 @@ class Session:
         kind = request.get("kind", "evaluate")
         try:
             if kind == "extras":
-                result = self.extras(request.get("state") or {}, request.get("units", "gb"),
-                                     bool(request.get("curves")), request.get("export"), bool(request.get("pins")))
+                result = finish(self._request_extras(request))
             else:
                 result = self.evaluate(request.get("inputs", {}), request.get("typed"), bool(request.get("lenient")),
                                        request.get("pins"), request.get("units", "gb"), request.get("compare"),
                                        bool(request.get("quick")))
         except Exception as err:  # noqa: BLE001 - reported to the reader, never swallowed silently
-            result = {"ok": False, "inputs": request.get("inputs", {}),
-                      "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}
+            result = self._internal_error(request, err)
         result["kind"] = kind
         return json.dumps(result, sort_keys=True)
 
@@ -241,15 +272,20 @@ class RefineJob:
     """A full request (the search that refines a quick answer) in slices, so the
     worker stays free for the reader's next move: the planner's search runs in
     steps (lab_core.planner.steps) and leaves its plan in the planner's cache,
-    then Session.handle answers from it. The worker drops a job the reader has
-    moved past (the cache then holds nothing of it)."""
+    then Session.handle answers from it. An extras request (the open panels)
+    runs in steps too and answers itself. The worker drops a job the reader
+    has moved past (the cache then holds nothing of it)."""
 
     def __init__(self, session, request_json):
         self.session = session
         self.request_json = request_json
         self.steps = None
+        self.answer = None
         try:
             request = json.loads(request_json)
+            if request.get("kind") == "extras":
+                self.steps = session.extras_answer_steps(request)
+                return
             merged, _, error = session._parse_typed(request.get("inputs", {}), request.get("typed"),
                                                     bool(request.get("lenient")))
             pins = read_pins(request.get("pins"))
@@ -267,9 +303,13 @@ class RefineJob:
         while self.steps is not None:
             try:
                 next(self.steps)
-            except Exception:  # noqa: BLE001 - done (StopIteration), or an error handle() reports
+            except StopIteration as done:
+                self.steps = None
+                if isinstance(done.value, str):  # an extras answer (JSON)
+                    self.answer = done.value
+            except Exception:  # noqa: BLE001 - an error handle() reports
                 self.steps = None
             else:
                 if time.perf_counter() >= deadline:
                     return None
-        return self.session.handle(self.request_json)
+        return self.answer if self.answer is not None else self.session.handle(self.request_json)

@@ -413,9 +413,14 @@ def _thresholds(catalog):
     return catalog["lab"]["thresholds"].format(items=catalog["lab"]["threshold_separator"].join(parts))
 
 
-def render_result(result, report, catalog, kinds, changed=()):
-    """``result``: lab_core.planner.json_plan.plan_json(...) output; ``report``: the
-    chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
+# The parts of the view a slider move changes at once (render_core): the first
+# answer to a move carries only these; the page keeps the rest until the full answer.
+CORE_PARTS = ("values", "derived", "stage", "meters", "plan", "memory_bar", "time_bar", "figures")
+
+
+def render_core(result, report, catalog, kinds):
+    """The view's CORE_PARTS: the inputs in words, the shape, the meters, the
+    plan line, the memory and time bars and the key figures."""
     plan = result["plan"]
     par = plan["parallelism"]
     values, derived = _values(result["workload"], _derivable(result, report), catalog, kinds)
@@ -424,14 +429,24 @@ def render_result(result, report, catalog, kinds, changed=()):
         "derived": derived,
         "stage": _stage(plan, catalog),
         "meters": _meters(plan, report, catalog),
-        "thresholds": _thresholds(catalog),
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
         "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
-        "schedule": _schedule(par, report, catalog),
+    }
+
+
+def render_result(result, report, catalog, kinds, changed=()):
+    """``result``: lab_core.planner.json_plan.plan_json(...) output; ``report``: the
+    chosen plan's Report.to_dict(); ``changed``: decision ids that changed."""
+    plan = result["plan"]
+    view = render_core(result, report, catalog, kinds)
+    view.update({
+        "thresholds": _thresholds(catalog),
+        "schedule": _schedule(plan["parallelism"], report, catalog),
         "diagram": _diagram(plan, catalog),
         "decisions": _decisions(plan, catalog, set(changed)),
         "alternatives": _alternatives(plan, catalog),
         "rules": _rules(plan, catalog),
-    }
+    })
+    return view

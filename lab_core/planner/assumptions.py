@@ -90,8 +90,8 @@ CP_MAX = 32
 QUICK_SEARCH_EVALUATIONS = 24
 
 # The quick answer's warm start (warm_start.py): the plan on screen is carried
-# to this many of the new workload's grids nearest its layout, and only when
-# the search has more than WARM_START_MIN_GRIDS grids (a smaller search is
-# quick enough whole). Speed settings with no effect on the final plan.
+# to its own layout on the new workload, else to this many of the new
+# workload's grids nearest its layout. A speed setting with no effect on the
+# final plan. (Even a small search, a few grids on 8 GPUs, costs several
+# milliseconds of bounds and evaluations in Pyodide: issue 19.)
 WARM_START_GRIDS = 2
-WARM_START_MIN_GRIDS = 12

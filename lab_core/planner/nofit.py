@@ -61,15 +61,20 @@ def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None,
 
 
 def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
-    """The most GPUs (<= at_most) some grid whose floor fits uses, or None."""
+    """The most GPUs (<= at_most) some grid whose floor fits uses, or None.
+
+    Each (tp, cp, pp) is looked at with its largest dp within `at_most` (the
+    least memory of it); the candidates are tried from the most GPUs down, so
+    the first that fits is the answer and the rest need no floor."""
     floor = floor or floor_memory
-    best = None
+    dps = space.dps
+    candidates = []
     for t, c, p, first, last in _parts(space, accept):
-        mp = t * c * p
-        for d in reversed(space.dps):
-            if mp * d > at_most:
-                continue
-            if floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable and (best is None or mp * d > best):
-                best = mp * d
-            break
-    return best
+        top = bisect_right(dps, at_most // (t * c * p))
+        if top:
+            candidates.append((t * c * p * dps[top - 1], t, c, p, first, last, dps[top - 1]))
+    candidates.sort(reverse=True)
+    for n, t, c, p, first, last, d in candidates:
+        if floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable:
+            return n
+    return None

@@ -26,6 +26,7 @@ from .search import Choices, search_steps
 from .steps import finish
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
+from .warm_start import nearest_grids, own_grid
 
 
 class _Context:
@@ -40,14 +41,23 @@ def _with_gpus(workload, gpus):
     return workload if gpus == workload.gpus else dataclasses.replace(workload, gpus=gpus)
 
 
-def _gpus_to_use(workload, space, usable, pins, floor):
+def _gpus_to_use(workload, space, usable, pins, floor, hint=None):
     """The reader's GPU count if a grid uses it and one fits; else the most
     GPUs a fitting grid uses; else the most any grid uses (with pins: grids
-    that carry them)."""
+    that carry them). hint: the plan on screen (warm_start.py), whose own
+    layout is looked at first (a quick answer's usual case: it still fits)."""
     n = workload.gpus
     wctx = context_for(workload)
     if pins is None:
-        if any(floor(wctx, grid) <= usable for grid in space.layouts(n)):
+        grids = space.layouts(n)
+        if hint:
+            # The grids the quick search tries first, before a scan of all of them.
+            own = own_grid(grids, hint, n)
+            if own is not None and floor(wctx, own) <= usable:
+                return n
+            if any(floor(wctx, grid) <= usable for grid in nearest_grids(grids, hint)):
+                return n
+        if any(floor(wctx, grid) <= usable for grid in grids):
             return n
         fitting = largest_fitting(wctx, space, usable, n)
         return fitting if fitting is not None else space.largest_usable(n)
@@ -230,6 +240,15 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
     return out
 
 
+def _plan_unfit_stages(plan, wctx, w, pinned, result):
+    """_unfit_stages of the plan's grids; none for a provisional plan: which
+    shapes cannot fit is the full search's to say (a quick search reaches few)."""
+    if plan.provisional:
+        return []
+    grids = space_for(w).layouts(plan.gpus_used) if pinned is None else pinned.grids(space_for(w), plan.gpus_used)
+    return _unfit_stages(wctx, grids, plan.gpus_used, plan.usable_bytes, result.stage_best)
+
+
 def recommend(workload, pins=None, budget=None, hint=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
@@ -279,9 +298,10 @@ def _recommend(workload, pins, budget, hint):
         w = _with_gpus(workload, used)
         result = reuse.retarget(earlier, w)
     else:
-        used = _gpus_to_use(workload, space, usable, pinned, floor)
+        hint = hint if isinstance(hint, dict) and budget is not None else None
+        used = _gpus_to_use(workload, space, usable, pinned, floor, hint)
         w = _with_gpus(workload, used)
-        result = yield from search_steps(w, pinned, budget, hint if isinstance(hint, dict) else None)
+        result = yield from search_steps(w, pinned, budget, hint)
         if result.complete:
             reuse.SEARCHES.put(key, result)
     wctx = context_for(w)
@@ -331,8 +351,7 @@ def _recommend(workload, pins, budget, hint):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    grids = space_for(w).layouts(used) if pinned is None else pinned.grids(space_for(w), used)
-    plan.unfit_stages = _unfit_stages(wctx, grids, used, usable, result.stage_best)
+    plan.unfit_stages = _plan_unfit_stages(plan, wctx, w, pinned, result)
     plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,

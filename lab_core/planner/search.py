@@ -42,7 +42,7 @@ from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_me
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 from .steps import finish
-from .warm_start import applies as warm_start_applies, nearest_grids, warm_plans
+from .warm_start import nearest_grids, own_grid, warm_plans
 
 
 class Candidate:
@@ -303,14 +303,18 @@ def _warm_start(run, grids, choices, hint):
     """Evaluate the plan on screen carried to this workload's nearest grids
     (warm_start.py); when one fits, the quick search answers with it."""
     ctx = run.ctx
-    for grid in nearest_grids(grids, hint):
-        for zero, mode, sp, b, v in warm_plans(grid, hint, choices, ctx.batch_sequences, ctx.layers):
-            par = make_parallelism(grid, zero, mode, sp, b, v)
-            if run.run_eval(par, candidate=run.pins is None or run.pins.match(par)).fits:
-                break
-    if run.fitting:
-        run.layouts = (len(grids), 0, 0)
-        raise _OutOfBudget
+    own = own_grid(grids, hint, run.w.gpus)
+    # The hint's own layout first: when a plan of it fits, no other grid is ranked.
+    for nearest in (False, True):
+        # (own again among the nearest: its plans are not evaluated twice)
+        for grid in nearest_grids(grids, hint) if nearest else [own] if own is not None else []:
+            for zero, mode, sp, b, v in warm_plans(grid, hint, choices, ctx.batch_sequences, ctx.layers):
+                par = make_parallelism(grid, zero, mode, sp, b, v)
+                if run.run_eval(par, candidate=run.pins is None or run.pins.match(par)).fits:
+                    break
+        if run.fitting:
+            run.layouts = (len(grids), 0, 0)
+            raise _OutOfBudget
 
 
 def _run(run, pins, hint=None):
@@ -325,7 +329,7 @@ def _run(run, pins, hint=None):
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
-    if run.budget is not None and warm_start_applies(grids, hint):
+    if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
     floors = run.floors
     live = []

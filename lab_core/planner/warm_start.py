@@ -16,14 +16,9 @@ interleave); missing fields count as 1, 0 or "none".
 """
 import math
 
-from .assumptions import WARM_START_GRIDS, WARM_START_MIN_GRIDS
+from .assumptions import WARM_START_GRIDS
 
 _DEGREES = ("tp", "cp", "pp", "ep")
-
-
-def applies(grids, hint):
-    """Whether a warm start is worth it: a hint, and more grids than a quick search covers at once."""
-    return bool(hint) and len(grids) > WARM_START_MIN_GRIDS
 
 
 def _number(hint, name, default):
@@ -39,6 +34,21 @@ def _distance(grid, hint):
     same_split = (grid.first, grid.last) == (_number(hint, "first_stage_layers", 0),
                                             _number(hint, "last_stage_layers", 0))
     return steps if same_split else steps + 0.5
+
+
+def own_grid(grids, hint, gpus):
+    """The hint's own layout on `gpus` GPUs (its tp, cp, pp, ep and split, the
+    data parallelism the rest): the grid nearest the hint (distance 0), when it
+    is one of `grids`, else None. Found without ranking every grid, so a move
+    whose layout still exists (most moves but the GPU count's) pays for one grid."""
+    tp, cp, pp = _number(hint, "tp", 1), _number(hint, "cp", 1), _number(hint, "pp", 1)
+    if gpus % (tp * cp * pp):
+        return None
+    from .space import Grid
+
+    grid = Grid(tp, cp, pp, gpus // (tp * cp * pp), _number(hint, "ep", 1), _number(hint, "first_stage_layers", 0),
+                _number(hint, "last_stage_layers", 0))
+    return grid if grid in grids else None
 
 
 def nearest_grids(grids, hint):

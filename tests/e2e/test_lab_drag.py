@@ -1,6 +1,9 @@
 """A drag ends on the right answer (issue 19): after 60 moves of one slider,
 one per frame, the page shows what lab_view.Session computes for the drag's
-last position; coalescing may skip positions, never the last one."""
+last position; coalescing may skip positions, never the last one. The moves'
+first answers carry only the view's core (meters, plan, bars, figures); the
+rest (diagram, schedule, decisions) comes with the final answer, and none of
+it is left dimmed as stale."""
 import pytest
 
 from labsite.catalog import load_catalogs
@@ -31,7 +34,9 @@ SHOWN_JS = """() => {
     .map((el) => [el.dataset.bindValuetext.split(".")[1], el.getAttribute("aria-valuetext")]));
   const items = Object.fromEntries([...lab.querySelectorAll("[data-bind^='plan.items.']")]
     .map((el) => [el.dataset.bind.split(".")[2], el.textContent]));
-  return { meters, items };
+  const text = (path) => lab.querySelector(`[data-bind='${path}']`).textContent;
+  return { meters, items, diagram: text("diagram.label"), schedule: text("schedule.caption"),
+           stale: "stale" in lab.dataset };
 }"""
 
 
@@ -39,7 +44,8 @@ def _expected(start, name, stop):
     layout = load_lab_layout()
     config = runtime_session_config(layout, load_catalogs()["en"], "en", load_rules())
     view = Session(config).evaluate(dict(start, **{name: stop}))["view"]
-    return {"meters": {k: v["text"] for k, v in view["meters"].items()}, "items": view["plan"]["items"]}
+    return {"meters": {k: v["text"] for k, v in view["meters"].items()}, "items": view["plan"]["items"],
+            "diagram": view["diagram"]["label"], "schedule": view["schedule"]["caption"], "stale": False}
 
 
 @pytest.mark.parametrize("card,name,last_index", [(None, "gpus", 3), ("at-scale", "params", -2), (None, "seq_len", -1)])

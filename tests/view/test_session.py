@@ -151,6 +151,15 @@ def test_quick_answers_start_from_the_plan_on_screen(monkeypatch):
     assert seen[-1] is None
 
 
+def _run_in_slices(job, milliseconds):
+    """(slices, answer) of a RefineJob run to its end."""
+    slices, answer = 0, None
+    while answer is None:
+        answer = job.step(milliseconds)
+        slices += 1
+    return slices, answer
+
+
 def test_a_refine_job_in_slices_answers_as_handle_does():
     """The worker's refining search in slices (Session.start) ends on exactly
     handle()'s answer, in several slices for a heavy search; a bad request
@@ -161,11 +170,7 @@ def test_a_refine_job_in_slices_answers_as_handle_does():
     request = json.dumps({"inputs": dict(default_inputs(), params=175e9, gpus=1024,
                                          global_batch_tokens=1536 * 2048)})
     reuse.clear()
-    job = session.start(request)
-    slices, answer = 0, None
-    while answer is None:
-        answer = job.step(0.01)
-        slices += 1
+    slices, answer = _run_in_slices(session.start(request), 0.01)
     assert slices > 5
     reuse.clear()
     assert json.loads(answer) == json.loads(session.handle(request))
@@ -190,3 +195,43 @@ def test_a_refine_job_searches_within_the_requests_pins():
     assert reuse.PLANS.get(reuse.workload_key(Workload.from_dict(inputs), pins)) is not None
     answer = json.loads(job.step(1000))
     assert answer["ok"] and answer["pins"] == {"tp": "4", "zero": "1"}
+
+
+def test_a_quick_answer_carries_the_core_of_the_view_and_the_full_answer_the_rest():
+    """A move's first answer (quick) holds view.CORE_PARTS, the same strings as
+    the full answer's for the same plan, no compare and ``partial``; the full
+    answer holds every part, the compare panel, and is not partial."""
+    from lab_core.planner import reuse
+    from lab_view.view import CORE_PARTS
+
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    inputs = dict(default_inputs(), params=175e9, gpus=1024, global_batch_tokens=1536 * 2048)
+    reuse.clear()
+    session.handle(json.dumps({"inputs": inputs}))
+    state = {"inputs": inputs, "pins": {}}
+    moved = dict(inputs, params=200e9)
+    quick = json.loads(session.handle(json.dumps({"inputs": moved, "quick": True, "compare": state})))
+    assert quick["ok"] and quick["partial"] and quick["compare"] is None
+    assert set(quick["view"]) == set(CORE_PARTS) | {"preset"}
+    full = json.loads(session.handle(json.dumps({"inputs": moved, "compare": state})))
+    assert full["ok"] and not full["partial"] and not full["provisional"] and full["compare"]["ok"]
+    assert set(full["view"]) > set(quick["view"]) and "decisions" in full["view"]
+    again = json.loads(session.handle(json.dumps({"inputs": moved, "quick": True})))
+    assert not again["provisional"]  # the full search is known now: the quick answer is its plan
+    assert {k: again["view"][k] for k in CORE_PARTS} == {k: full["view"][k] for k in CORE_PARTS}
+
+
+def test_an_extras_job_in_slices_answers_as_handle_does():
+    """The open panels' extras (curves, launch configuration, pin options) as a
+    sliced job (Session.start, one curve point per step): several slices for a
+    plan's curves, and exactly handle()'s answer at the end."""
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    inputs = dict(default_inputs(), params=175e9, gpus=1024, global_batch_tokens=1536 * 2048)
+    session.handle(json.dumps({"inputs": inputs}))
+    request = json.dumps({"kind": "extras", "state": {"inputs": inputs, "pins": {}}, "curves": True,
+                          "export": "megatron", "pins": True})
+    slices, answer = _run_in_slices(session.start(request), 0.0)
+    assert slices > 10
+    out = json.loads(answer)
+    assert out["kind"] == "extras" and out["ok"] and out["curves"] and out["export"] and out["pins"]
+    assert out == json.loads(session.handle(request))

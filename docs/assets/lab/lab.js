@@ -217,16 +217,23 @@ function onResult(seq, result) {
     tools.onExtras(seq, result);
     return;
   }
-  if (result.ok && result.provisional) {
-    // The quick answer: on screen at once, marked as refining until the full search's.
+  if (result.ok && (result.provisional || result.partial)) {
+    // The quick answer (the parts of the view a move changes: meters, plan, bars,
+    // key figures): on screen at once, marked as refining until the full answer's.
     if (seq === latestSeq) {
       applyView(result.view, { controls: false });
       refiningEl.hidden = false;
+      // The parts a partial answer leaves (diagram, schedule, decisions …) are the
+      // previous answer's until the full one: lab.css dims them meanwhile.
+      if (result.partial) root.dataset.stale = "";
       root.dataset.provisionalSeq = String(seq);
     }
     return;
   }
-  if (seq === latestSeq) refiningEl.hidden = true;
+  if (seq === latestSeq) {
+    refiningEl.hidden = true;
+    delete root.dataset.stale;
+  }
   if (seq < latestSeq) {
     // A newer request is on its way: show this answer, but keep what the
     // reader has changed since (inputs, controls, history) untouched.
@@ -455,7 +462,7 @@ runtime = createLabRuntime({
   onStatus,
   onResult: (seq, result) => {
     // A shared link's notes come with its final answer, not a provisional one.
-    if (linkPending && seq >= latestSeq && !(result.ok && result.provisional)) {
+    if (linkPending && seq >= latestSeq && !(result.ok && (result.provisional || result.partial))) {
       delete root.dataset.linkPending;
       notice("");
       onResult(seq, result);

@@ -58,18 +58,29 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
                   refineTimer: null, refining: false };
   const limits = timeouts();
 
-  function send(message, refining = false) {
+  // refining: the worker runs the request a slice at a time and any newer request drops it
+  // (a refine, or the open panels' extras: message.sliced).
+  function send(message, refining = Boolean(message.sliced)) {
     state.busy = true;
     state.refining = refining;
     state.pending = null;
-    state.worker.postMessage({ type: "evaluate", ...message, refine: refining });
+    const { sliced, ...rest } = message;
+    state.worker.postMessage({ type: "evaluate", ...rest, refine: refining });
   }
 
   // Each move is asked for quickly first (the planner stops early once a plan
-  // fits); a provisional answer is refined by the full search unless the reader
-  // moves again within REFINE_DELAY_MS (a drag refines only where it stops).
+  // fits, and the answer holds only the parts of the view a move changes); a
+  // provisional or partial answer is refined by the full request unless the
+  // reader moves again within REFINE_DELAY_MS (a drag refines only where it stops).
   function request(payload) {
     state.seq += 1;
+    if (payload.kind === "extras") {
+      // What open panels show, once the answer is on screen: in slices, dropped by the next move.
+      const message = { seq: state.seq, request: JSON.stringify(payload), sliced: true };
+      if (!state.ready || (state.busy && !state.refining)) state.pending = message;
+      else send(message);
+      return state.seq;
+    }
     clearTimeout(state.refineTimer);
     state.refine = { seq: state.seq, request: JSON.stringify(payload) };
     const message = { seq: state.seq, request: JSON.stringify({ ...payload, quick: true }) };
@@ -145,7 +156,7 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         const response = JSON.parse(data.response);
         onResult(data.seq, response, data.ms);
         if (state.pending) send(state.pending);
-        else if (response.provisional && state.refine && state.refine.seq === data.seq) {
+        else if ((response.provisional || response.partial) && state.refine && state.refine.seq === data.seq) {
           const refine = state.refine;
           state.refineTimer = setTimeout(() => {
             if (state.refine === refine && !state.busy) {

@@ -17,13 +17,15 @@
 //               {type: "stage", stage: "download" | "snapshot" | "cold", reason?}
 //               {type: "ready", bootMs, bootKind: "snapshot" | "cold", fallback?}
 //               {type: "stored"}  (the downloaded files are in Cache Storage)
-//               {type: "result", seq, response, ms, refined?}  (refined: a full request run in slices)
+//               {type: "result", seq, response, ms, refined?}  (refined: a request run in slices)
 //               {type: "fatal", reason}
 //
 // Evaluate requests: a quick one (a slider move's first answer) is answered at
-// once. A full one (the search that refines a quick answer) runs a slice at a
-// time (Session.start: REFINE_SLICE_MS of work, then the event loop), so the
-// reader's next move is answered within a slice; a newer request drops it.
+// once. A full one (the search that refines a quick answer, and the rest of
+// the view) and an extras one (the open panels' curves and launch
+// configuration) run a slice at a time (Session.start: REFINE_SLICE_MS of
+// work, then the event loop), so the reader's next move is answered within a
+// slice; a newer request drops them.
 import { createDownloads } from "./downloads.js";
 import { toggleWasmData } from "./wasmdata.js";
 
