@@ -39,11 +39,28 @@ def _parallel_flags(f, notes):
             flags.append(("--cp-comm-type", "all_gather"))
     if f.shape.experts is not None:
         flags += [("--expert-model-parallel-size", par.ep), ("--expert-tensor-parallel-size", 1)]
+        flags += _expert_overlap_flags(f, notes)
     if par.sequence_parallel:
         flags.append(("--sequence-parallel", None))
     if par.sequence_parallel and par.tp > 1 and f.modern and f.workload.tp_comm_overlap:
         flags.append(("--tp-comm-overlap", None))
     return flags
+
+
+def _expert_overlap_flags(f, notes):
+    """Megatron-Core's overlap of the expert all-to-all with another micro-batch's
+    compute (v0.14: --overlap-moe-expert-parallel-comm with --delay-wgrad-compute,
+    megatron/core/transformer/moe/README.md), which the model assumes unless
+    moe_comm_overlap is off. arguments.py accepts it only with expert parallelism,
+    without full recompute, and with pipelining only when interleaved: a plan
+    outside those gets a note, not the flag."""
+    par = f.par
+    if not f.workload.moe_comm_overlap or par.ep == 1:
+        return []
+    if par.recompute == "full" or (par.pp > 1 and par.interleave == 1):
+        notes.add("megatron_moe_overlap", ep=par.ep)
+        return []
+    return [("--overlap-moe-expert-parallel-comm", None), ("--delay-wgrad-compute", None)]
 
 
 def _data_parallel_flags(f, notes):
@@ -100,6 +117,10 @@ def _model_flags(f, notes):
         flags += [("--num-experts", experts.count), ("--moe-router-topk", experts.per_token),
                   ("--moe-ffn-hidden-size", f.expert_ffn), ("--moe-grouped-gemm", None),
                   ("--moe-token-dispatcher-type", "alltoall")]
+        if f.workload.moe_dispatcher == "per_node":
+            # DeepEP: one copy of a token per target node (Megatron-Core v0.12, moe/README.md).
+            flags[-1] = ("--moe-token-dispatcher-type", "flex")
+            flags.append(("--moe-enable-deepep", None))
         if experts.shared:
             flags.append(("--moe-shared-expert-intermediate-size", experts.shared * f.expert_ffn))
         if experts.dense_layers:

@@ -257,3 +257,33 @@ def test_async_saves_with_megatron_fsdp_are_a_note_not_a_flag():
     workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode="async")
     exported = export(Parallelism(dp=64, zero=3, micro_batch=1), workload, "megatron", TEXTS["en"])
     assert "--async-save" not in megatron_flags(exported.text)[0] and "megatron_async_fsdp" in exported.notes
+
+
+@pytest.mark.parametrize("dispatcher, overlap, par, flag_set, note", [
+    # DeepSeek-V3's layout on its own: PP 16 without interleaving cannot take Megatron's EP overlap.
+    ("per_node", True, Parallelism(pp=16, dp=128, ep=16, zero=1, micro_batch=1, first_stage_layers=2,
+                                   last_stage_layers=3), False, True),
+    # Interleaved, no full recompute: the overlap flags are written.
+    ("all_to_all", True, Parallelism(pp=8, dp=256, ep=16, zero=1, micro_batch=1, interleave=2,
+                                   first_stage_layers=0, last_stage_layers=0), True, False),
+    # The run keeps the all-to-all exposed: neither flags nor note.
+    ("all_to_all", False, Parallelism(pp=8, dp=256, ep=16, zero=1, micro_batch=1, interleave=2), False, False),
+])
+def test_moe_dispatcher_and_all_to_all_overlap_are_written_where_megatron_accepts_them(dispatcher, overlap, par,
+                                                                                      flag_set, note):
+    """moe_dispatcher per_node is DeepEP (--moe-token-dispatcher-type flex --moe-enable-deepep); the
+    all-to-all overlap the model assumes is --overlap-moe-expert-parallel-comm with --delay-wgrad-compute,
+    which Megatron-LM's arguments.py accepts only without full recompute and, with pipelining, only
+    interleaved: elsewhere a note says the file runs it exposed."""
+    inputs = dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=62914560,
+                  moe_dispatcher=dispatcher, moe_comm_overlap=overlap)
+    if par.interleave > 1:
+        inputs.update(layers=64, global_batch_tokens=2 ** 26)  # 8 stages of 2 chunks; 64 micro-batches a replica
+    workload = Workload(**inputs)
+    check_layout(workload, par)
+    result = export(par, workload, "megatron", TEXTS["en"])
+    flags, _, _ = megatron_flags(result.text)
+    assert flags["--moe-token-dispatcher-type"] == ("flex" if dispatcher == "per_node" else "alltoall")
+    assert ("--moe-enable-deepep" in flags) == (dispatcher == "per_node")
+    assert ("--overlap-moe-expert-parallel-comm" in flags) == flag_set == ("--delay-wgrad-compute" in flags)
+    assert ("megatron_moe_overlap" in result.notes) == note
