@@ -26,7 +26,7 @@ from .search import Choices, search_steps
 from .steps import finish
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
-from .warm_start import nearest_grids, own_grid
+from .warm_start import warm_tiers
 
 
 class _Context:
@@ -50,13 +50,9 @@ def _gpus_to_use(workload, space, usable, pins, floor, hint=None):
     wctx = context_for(workload)
     if pins is None:
         grids = space.layouts(n)
-        if hint:
+        if hint and any(floor(wctx, grid) <= usable for tier in warm_tiers(grids, hint, n) for grid in tier):
             # The grids the quick search tries first, before a scan of all of them.
-            own = own_grid(grids, hint, n)
-            if own is not None and floor(wctx, own) <= usable:
-                return n
-            if any(floor(wctx, grid) <= usable for grid in nearest_grids(grids, hint)):
-                return n
+            return n
         if any(floor(wctx, grid) <= usable for grid in grids):
             return n
         fitting = largest_fitting(wctx, space, usable, n)

@@ -42,7 +42,7 @@ from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_me
 from .space import Grid, divisors, space_for
 from .stage import shape_stage, shape_stage_parts
 from .steps import finish
-from .warm_start import nearest_grids, own_grid, warm_plans
+from .warm_start import warm_plans, warm_tiers
 
 
 class Candidate:
@@ -303,11 +303,8 @@ def _warm_start(run, grids, choices, hint):
     """Evaluate the plan on screen carried to this workload's nearest grids
     (warm_start.py); when one fits, the quick search answers with it."""
     ctx = run.ctx
-    own = own_grid(grids, hint, run.w.gpus)
-    # The hint's own layout first: when a plan of it fits, no other grid is ranked.
-    for nearest in (False, True):
-        # (own again among the nearest: its plans are not evaluated twice)
-        for grid in nearest_grids(grids, hint) if nearest else [own] if own is not None else []:
+    for tier in warm_tiers(grids, hint, run.w.gpus):
+        for grid in tier:
             for zero, mode, sp, b, v in warm_plans(grid, hint, choices, ctx.batch_sequences, ctx.layers):
                 par = make_parallelism(grid, zero, mode, sp, b, v)
                 if run.run_eval(par, candidate=run.pins is None or run.pins.match(par)).fits:

@@ -17,6 +17,7 @@ interleave); missing fields count as 1, 0 or "none".
 import math
 
 from .assumptions import WARM_START_GRIDS
+from .space import Grid
 
 _DEGREES = ("tp", "cp", "pp", "ep")
 
@@ -44,11 +45,20 @@ def own_grid(grids, hint, gpus):
     tp, cp, pp = _number(hint, "tp", 1), _number(hint, "cp", 1), _number(hint, "pp", 1)
     if gpus % (tp * cp * pp):
         return None
-    from .space import Grid
-
     grid = Grid(tp, cp, pp, gpus // (tp * cp * pp), _number(hint, "ep", 1), _number(hint, "first_stage_layers", 0),
                 _number(hint, "last_stage_layers", 0))
     return grid if grid in grids else None
+
+
+def warm_tiers(grids, hint, gpus):
+    """The grids a warm start looks at, tier by tier: the hint's own layout on
+    `gpus`, then the WARM_START_GRIDS nearest grids, ranked only when the first
+    tier did not do (the own layout is among them again; the search does not
+    evaluate a plan twice)."""
+    own = own_grid(grids, hint, gpus)
+    if own is not None:
+        yield [own]
+    yield nearest_grids(grids, hint)
 
 
 def nearest_grids(grids, hint):
