@@ -107,6 +107,7 @@ MOVES_JS = """async ({ card, positions }) => {
     const done = answered(lab, FINAL);
     lab.querySelector(`.lab-card[data-scenario="${card}"]`).click();
     await done;
+    await frame();  // the card's answer rendered (every panel changes) before the first move is timed
   }
   const meters = [...lab.querySelectorAll("[data-bind-valuetext]")];
   const sliders = [...lab.querySelectorAll("input.lab-slider")];
