@@ -193,12 +193,23 @@ class _ExpertPlan:
         self.tp, self.cp, self.ep, self.micro_batch, self.recompute = grid.tp, grid.cp, grid.ep, micro_batch, recompute
 
 
+# The last context's exchanges by (tp, cp, ep, b, recompute): the search asks for the same ones per grid.
+_EXCHANGES = [None, {}]
+
+
 def _expert_exchange_s(ctx, grid, b, recompute):
     """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
-    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own)."""
+    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own;
+    it reads only these fields of the plan, so it is remembered by them)."""
     if grid.ep == 1:
         return 0.0
-    return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
+    if _EXCHANGES[0] is not ctx:
+        _EXCHANGES[0], _EXCHANGES[1] = ctx, {}
+    key = (grid.tp, grid.cp, grid.ep, b, recompute)
+    found = _EXCHANGES[1].get(key)
+    if found is None:
+        found = _EXCHANGES[1][key] = expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
+    return found
 
 
 class _ContextParallel:
@@ -413,7 +424,7 @@ class StepBound:
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
-                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s")
+                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
 
     def __init__(self, ctx, grid, probe):
         """probe: the Report of the grid at micro-batch 1, no recompute, no
@@ -424,6 +435,8 @@ class StepBound:
         kind = probe.bottleneck_stage
         layer_overhead = _stage_layers(grid, ctx.layers, kind) * cal.LAYER_PASS_OVERHEAD_S
         self.sequences_per_replica = sequences
+        # step() and _busy() by their arguments: the search asks for the same ones again.
+        self.steps, self.busy = {}, {}
         self.pp = pp
         self.syncs = grid.shards
         self.modern = ctx.modern
@@ -486,6 +499,13 @@ class StepBound:
         or at a break point (where B reaches the sends, or where the window
         swallows the sync): the bound is the least g over those.
         """
+        key = (micro_batch, interleave, zero, recompute, sequence_parallel)
+        found = self.steps.get(key)
+        if found is None:
+            found = self.steps[key] = self._step(micro_batch, interleave, zero, recompute, sequence_parallel)
+        return found
+
+    def _step(self, micro_batch, interleave, zero, recompute, sequence_parallel):
         b, v = micro_batch, interleave
         m = self.sequences_per_replica // b
         busy = self._busy(b, recompute, sequence_parallel)
@@ -507,6 +527,13 @@ class StepBound:
 
     def _busy(self, b, recompute, sequence_parallel):
         """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""
+        key = (b, recompute, sequence_parallel)
+        found = self.busy.get(key)
+        if found is None:
+            found = self.busy[key] = self._busy_at(b, recompute, sequence_parallel)
+        return found
+
+    def _busy_at(self, b, recompute, sequence_parallel):
         sequences = self.sequences_per_replica
         m = sequences // b
         tp = 0.0

@@ -34,6 +34,8 @@ within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
 tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-shape
 bests against an exhaustive search.
 """
+from bisect import bisect_left
+
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
@@ -131,6 +133,7 @@ class _Search:
         self.best = 0.0
         self.stage_best = {}
         self.class_best = {}
+        self.simpler = _Staircase()
         self.seen = {}
         self.bounds = {}
         self.budget = budget
@@ -172,9 +175,11 @@ class _Search:
             self.best = g
         if g > self.stage_best.get(cand.stage, -1.0):
             self.stage_best[cand.stage] = g
-        key = simplicity_key(cand.parallelism) + (cand.stage,)
+        simplicity = simplicity_key(cand.parallelism)
+        key = simplicity + (cand.stage,)
         if g > self.class_best.get(key, -1.0):
             self.class_best[key] = g
+        self.simpler.add(simplicity, g)
 
     def worth_any(self, bound_goodput, stages, full_goodput=None):
         """Could any plan of these shapes with this optimistic score still matter
@@ -194,7 +199,40 @@ class _Search:
         the evaluated plans exactly as simple (key: simplicity_key + stage)."""
         if bound_goodput > self.stage_best.get(stage, -1.0):
             return True
-        return bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+        return (bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+                and bound_goodput > self.simpler.best_below(key[:-1]))
+
+
+class _Staircase:
+    """The best score of the ranked plans strictly simpler than a simplicity key.
+
+    Why a plan P whose optimistic score is at most that of a strictly simpler
+    ranked plan Q can be skipped (when it cannot be the best of its shape):
+    if P were in the final tie band, best x (1 - TIE_TOLERANCE) <= score(P)
+    <= bound(P) <= score(Q), so Q is in the band too and, simpler, is chosen
+    before P (ranking_key starts with simplicity_key).
+    Kept as keys in increasing order whose scores increase strictly, so the
+    entry just below a key holds the best score of all keys below it."""
+
+    __slots__ = ("keys", "scores")
+
+    def __init__(self):
+        self.keys, self.scores = [], []
+
+    def best_below(self, key):
+        i = bisect_left(self.keys, key)
+        return self.scores[i - 1] if i else -1.0
+
+    def add(self, key, score):
+        i = bisect_left(self.keys, key)
+        if (i and self.scores[i - 1] >= score) or (i < len(self.keys) and self.keys[i] == key
+                                                     and self.scores[i] >= score):
+            return  # a plan as simple already scores as much
+        j = i
+        while j < len(self.keys) and self.scores[j] <= score:
+            j += 1
+        self.keys[i:j] = [key]
+        self.scores[i:j] = [score]
 
 
 def recompute_modes(flash, per_op_selective=False):
