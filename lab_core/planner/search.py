@@ -181,11 +181,14 @@ class _Search:
             self.class_best[key] = g
         self.simpler.add(simplicity, g)
 
-    def worth_any(self, bound_goodput, stages, full_goodput=None):
+    def worth_any(self, bound_goodput, stages, full_goodput=None, simplest=None):
         """Could any plan of these shapes with this optimistic score still matter
         (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
-        score for full_3d, whose plans all recompute fully."""
-        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
+        score for full_3d, whose plans all recompute fully. simplest: a
+        simplicity_key no plan of them is simpler than; in the tie band they
+        must still outscore every ranked plan strictly simpler (_Staircase)."""
+        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
+                simplest is None or bound_goodput > self.simpler.best_below(simplest)):
             return True
         for stage in stages:
             score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
@@ -402,18 +405,19 @@ def _run(run, pins, hint=None):
     per_step = run.goodput_per_step
     for floor_s, grid, largest, full_s in live:
         yield
-        classes = _shape_classes(grid)
-        if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
+        classes = _possible_classes(run, grid, choices, largest)
+        simplest = _simplest(grid, choices, choices.interleave or 1)
+        if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
             continue
         bound = run.bound(grid)
         full_s = bound.floor(largest, "full")
-        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s):
+        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
-        layout = _Layout(run, grid, bound, choices)
+        layout = _Layout(run, grid, bound, choices, classes)
         if layout.rows:
             feasible += 1
             run.layouts = (len(grids), len(live), feasible)
-            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
+            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
 
@@ -460,17 +464,55 @@ def _shape_classes(grid):
     return ("tensor_pipeline", "full_3d")
 
 
+def _needs_full(run, grid, choices, state, b, v):
+    """Whether a plan with this training state (a ZeRO stage's stage_state_bytes)
+    at micro-batch b and interleave v must recompute fully to fit: the search
+    takes the least recompute that fits (see above), so a plan of a split grid
+    is full_3d only when the mode before "full" overflows."""
+    modes = choices.modes
+    if modes[-1] != "full":
+        return False
+    if len(modes) == 1:
+        return True
+    acts = stage_activation_bytes(run.ctx, grid, modes[-2], b, v, choices.sp(grid))
+    return fits(state, acts) > run.usable
+
+
+def _possible_classes(run, grid, choices, largest):
+    """_shape_classes less full_3d when no plan of the grid can need full recompute.
+    Why the test covers every plan: memory grows with the micro-batch (up to
+    `largest`), falls with the ZeRO stage (the lowest one, zeros[0], holds the
+    most state), and the interleaved schedule's in-flight activations,
+    1 + (p - 1) / (p v) times (activations.interleave_multiplier), are largest
+    at v = 2; so if the mode before "full" fits there, it fits for every plan."""
+    classes = _shape_classes(grid)
+    if "full_3d" not in classes:
+        return classes
+    zeros = choices.zeros(grid)
+    v = choices.interleave or (2 if grid.pp > 1 else 1)
+    if _needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[0]), largest, v):
+        return classes
+    return ("tensor_pipeline",)
+
+
+def _simplest(grid, choices, v):
+    """A simplicity_key no plan of the grid at interleave v or more is simpler than:
+    its least ZeRO stage and least recompute."""
+    return _simplicity(grid.tp, grid.cp, grid.pp, grid.dp, grid.ep, choices.zeros(grid)[0],
+                       choices.modes[0], v)
+
+
 class _Layout:
     """One grid with its micro-batch rows and optimistic bounds."""
 
     __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
 
-    def __init__(self, run, grid, bound, choices):
+    def __init__(self, run, grid, bound, choices, stages):
         ctx = run.ctx
         self.grid, self.bound = grid, bound
         self.zeros = choices.zeros(grid)
         self.states = [stage_state_bytes(ctx, grid, z) for z in self.zeros]
-        self.stages = _shape_classes(grid)
+        self.stages = stages
         sp = choices.sp(grid)
         R = ctx.batch_sequences // grid.dp
         rows = []
@@ -514,19 +556,28 @@ def _search_layout(run, lay, choices):
     sp_bound = sp or t == 1
     modes = choices.modes
     replica = t * c * p * e == 1
+    simplest = _simplest(grid, choices, choices.interleave or 1)
+    may_be_full = "full_3d" in lay.stages
+    v_most = choices.interleave or (2 if p > 1 else 1)
     for row_bound, b, vs in lay.rows:
         full = bound.floor(b, "full")
-        if not run.worth_any(goodput_per_step / row_bound, lay.stages,
-                             goodput_per_step / (full if full > row_bound else row_bound)):
+        # As _possible_classes, at this micro-batch.
+        stages = lay.stages if not may_be_full or _needs_full(run, grid, choices, lay.states[0], b, v_most) \
+            else ("tensor_pipeline",)
+        if not run.worth_any(goodput_per_step / row_bound, stages,
+                             goodput_per_step / (full if full > row_bound else row_bound), simplest):
             continue
         for v in vs:
-            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound),
-                                           lay.stages,
-                                           goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)):
-                continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
+                continue
+            # full_3d only when the mode before full overflows at the lowest ZeRO stage (_needs_full).
+            stages_v = stages if not may_be_full or len(modes) == 1 or fits(lay.states[0], acts[-2]) > usable \
+                else ("tensor_pipeline",)
+            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
+            if not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound), stages_v,
+                                 goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound),
+                                 _simplest(grid, choices, v)):
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
