@@ -113,9 +113,33 @@ def _smallest_gemm_rows(ctx, grid):
 _ROUNDING = 1.0 - 1e-9
 
 
+# The last context's figures that depend on a few fields of a grid, by those
+# fields (many grids share them): the model's own functions, asked once each.
+_REMEMBERED = [None, {}]
+
+
+def _remember(ctx, key, compute, *args):
+    """compute(ctx, *args), once per key for the context the search is on."""
+    if _REMEMBERED[0] is not ctx:
+        _REMEMBERED[0], _REMEMBERED[1] = ctx, {}
+    found = _REMEMBERED[1].get(key)
+    if found is None:
+        found = _REMEMBERED[1][key] = compute(ctx, *args)
+    return found
+
+
+def _logits_s(ctx, tp, cp, b):
+    """step_time.output_layer_times (it reads only these of the plan)."""
+    return _remember(ctx, ("logits", tp, cp, b), output_layer_times, tp, cp, b)
+
+
 def _gemm_s(ctx, grid, b, moe=False):
     """One layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind):
     a dense layer's, or with moe a mixture-of-experts layer's at the grid's ep."""
+    return _remember(ctx, ("gemm", grid.tp, grid.cp, grid.ep if moe else 1, b, moe), _layer_gemm_s, grid, b, moe)
+
+
+def _layer_gemm_s(ctx, grid, b, moe):
     tokens = b * ctx.seq_len / grid.cp
     if moe:
         seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
@@ -160,7 +184,7 @@ class _Compute:
         self.exact = ctx.flash
         if self.exact:
             self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
-            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+            logits = _logits_s(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
             self.base = base - 3.0 * self.gemm_1 - logits[0] - logits[1]
             self.replay = replay - self.gemm_1
         self.rows = _smallest_gemm_rows(ctx, grid)
@@ -176,7 +200,7 @@ class _Compute:
             gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
             out = self.base + 3.0 * gemm
             if self.stage.output:
-                logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
+                logits = _logits_s(self.ctx, self.grid.tp, self.grid.cp, b)
                 out += (logits[0] + logits[1]) / b
             if full:
                 out += self.replay + gemm
@@ -193,23 +217,17 @@ class _ExpertPlan:
         self.tp, self.cp, self.ep, self.micro_batch, self.recompute = grid.tp, grid.cp, grid.ep, micro_batch, recompute
 
 
-# The last context's exchanges by (tp, cp, ep, b, recompute): the search asks for the same ones per grid.
-_EXCHANGES = [None, {}]
-
-
 def _expert_exchange_s(ctx, grid, b, recompute):
     """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
     layer and micro-batch of b (step_time.expert_alltoall_times, the model's own;
     it reads only these fields of the plan, so it is remembered by them)."""
     if grid.ep == 1:
         return 0.0
-    if _EXCHANGES[0] is not ctx:
-        _EXCHANGES[0], _EXCHANGES[1] = ctx, {}
-    key = (grid.tp, grid.cp, grid.ep, b, recompute)
-    found = _EXCHANGES[1].get(key)
-    if found is None:
-        found = _EXCHANGES[1][key] = expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
-    return found
+    return _remember(ctx, ("exchange", grid.tp, grid.cp, grid.ep, b, recompute), _exchange_s, grid, b, recompute)
+
+
+def _exchange_s(ctx, grid, b, recompute):
+    return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
 
 
 class _ContextParallel:
@@ -319,7 +337,7 @@ class SharedFloor:
         stage = next(k for k in grid_stages(ctx, grid) if k.kind == probe.bottleneck_stage)
         layers = stage.layers
         overhead = cal.LAYER_PASS_OVERHEAD_S
-        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+        forward, backward = _logits_s(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
         moe = ctx.shape.experts is not None
         gemm = _gemm_s(ctx, grid, 1, moe)
         # One layer per sequence without its forward GEMMs (three times in a
@@ -344,7 +362,7 @@ class SharedFloor:
         key = (grid.ep, b)
         found = self.parts.get(key)
         if found is None:
-            forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
+            forward, backward = _logits_s(ctx, grid.tp, grid.cp, b)
             found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
                                        (forward + backward) / b)
         return found
@@ -449,7 +467,7 @@ class StepBound:
         # (not the logits) adds instead of flash attention's attention-only replay.
         stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
-        logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if stage.output else 0.0
+        logits_forward = _logits_s(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
         self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
         self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
