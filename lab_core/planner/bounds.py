@@ -128,6 +128,18 @@ def _remember(ctx, key, compute, *args):
     return found
 
 
+def _tp_exposed_share(ctx, tp):
+    """The least share of a layer's TP communication the step waits for, with
+    sequence parallelism (step_time.tensor_parallel_exposed): overlapped, the
+    first of t ring steps waits and the hidden rest costs COMM_CONTENTION, so
+    exposed + C (comm - exposed) = (1 - C) exposed + C comm, which grows with
+    the exposed part (C < 1) and is least when only the first step waits:
+    comm ((1 - C) / t + C). Not overlapped: all of it."""
+    if not (ctx.tp_overlap and tp > 1):
+        return 1.0
+    return (1.0 - cal.COMM_CONTENTION) / tp + cal.COMM_CONTENTION
+
+
 def _logits_s(ctx, tp, cp, b):
     """step_time.output_layer_times (it reads only these of the plan)."""
     return _remember(ctx, ("logits", tp, cp, b), output_layer_times, tp, cp, b)
@@ -330,7 +342,7 @@ class SharedFloor:
     out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp", "parts")
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
@@ -350,7 +362,7 @@ class SharedFloor:
         self.tp_message_bytes = 2.0 * tokens * ctx.hidden
         self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
                                   if grid.tp > 1 else 0.0)
-        self.tp_overlap_steps = grid.tp if ctx.tp_overlap and grid.tp > 1 else 1
+        self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
@@ -392,7 +404,7 @@ class SharedFloor:
         if recompute == "full":
             layer += self.replay_s + gemm
             overhead += cal.LAYER_PASS_OVERHEAD_S
-        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) / self.tp_overlap_steps
+        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) * self.tp_exposed_share
               if self.tp_s_at_asymptote else 0.0)
         exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
         if ctx.shape.experts is not None:
@@ -427,7 +439,7 @@ class StepBound:
     overhead per micro-batch; TP and pipeline messages
     grow with b and reach a higher fraction of bus bandwidth
     (comms.size_efficiency); overlapped TP exposes at least one ring step of
-    t; recompute adds time to every micro-batch; the context-parallel
+    t plus the contention of the rest (_tp_exposed_share); recompute adds time to every micro-batch; the context-parallel
     exchange is the model's (_ContextParallel), and so is the expert-parallel
     all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
     least the collective minus the window of one micro-batch, which is at
@@ -439,7 +451,7 @@ class StepBound:
     combines these with the busy time at its least (see there).
     """
 
-    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
+    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
                  "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
@@ -458,7 +470,7 @@ class StepBound:
         self.pp = pp
         self.syncs = grid.shards
         self.modern = ctx.modern
-        self.tp_overlap_steps = tp if ctx.tp_overlap and tp > 1 else 1
+        self.tp_exposed_share = _tp_exposed_share(ctx, tp)
         # Fixed per-layer pass overheads of one micro-batch: forward and backward.
         self.forward_overhead_s = layer_overhead
         self.overhead_s_per_micro_batch = 2.0 * layer_overhead
@@ -558,7 +570,7 @@ class StepBound:
         if self.tp_comm_s_at_asymptote:
             tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
             if sequence_parallel:
-                tp /= self.tp_overlap_steps
+                tp *= self.tp_exposed_share
         overhead = self.overhead_s_per_micro_batch
         if recompute == "full":
             overhead += self.forward_overhead_s

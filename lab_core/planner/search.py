@@ -393,20 +393,27 @@ def _run(run, pins, hint=None):
             rows = _interleave_rows(ctx, grid, choices, largest)
             if not rows:
                 continue
-            live.append((reference.least(ctx, grid, rows), grid, largest, reference.least(ctx, grid, rows, "full")))
+            live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
         else:
-            bound = run.bound(grid)
-            live.append((bound.floor(largest), grid, largest, bound.floor(largest, "full")))
+            live.append((run.bound(grid).floor(largest), grid, largest, None))
     # Most promising grids first, so later ones meet a strong incumbent; a grid
     # whose floor cannot matter is never probed nor expanded into its rows.
     live.sort(key=lambda item: (item[0], item[1]))
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
-    for floor_s, grid, largest, full_s in live:
+    for floor_s, grid, largest, shared_rows in live:
         yield
-        classes = _possible_classes(run, grid, choices, largest)
         simplest = _simplest(grid, choices, choices.interleave or 1)
+        # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
+        if not run.worth_any(per_step / floor_s, _shape_classes(grid), None, simplest):
+            continue
+        classes = _possible_classes(run, grid, choices, largest)
+        if shared_rows is not None:
+            reference, rows = shared_rows
+            full_s = reference.least(ctx, grid, rows, "full")
+        else:
+            full_s = run.bound(grid).floor(largest, "full")
         if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
             continue
         bound = run.bound(grid)
