@@ -444,7 +444,9 @@ class StepBound:
     all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
     least the collective minus the window of one micro-batch, which is at
     most the busy time per micro-batch (twice that with experts on the
-    modern stack: the shared and the expert gradients each hide behind it).
+    modern stack: the shared and the expert gradients each hide behind it),
+    and on the modern stack the hidden rest costs COMM_CONTENTION
+    (sync.modern_sync).
     Exposed ZeRO-3 time follows the modern stack's per-layer prefetch
     (_Fsdp); on the 2021 stack it is at least the gathers that are never
     hidden plus the rest minus DP_OVERLAP_FRACTION of the compute. step()
@@ -603,11 +605,14 @@ class StepBound:
             rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
             return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
         if self.modern:
-            # sync.modern_sync: one micro-batch, widened by the interleaved last group.
+            # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
+            # hides costs COMM_CONTENTION, so exposed + C (total - exposed) = (1 - C) exposed + C total.
             window *= self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))
-        else:
-            # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
-            window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
+            exposed = self.dp_collective_s - window
+            return out + (1.0 - cal.COMM_CONTENTION) * (exposed if exposed > 0.0 else 0.0) + \
+                cal.COMM_CONTENTION * self.dp_collective_s
+        # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
+        window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
         exposed = self.dp_collective_s - window
         return out + (exposed if exposed > 0.0 else 0.0)
 
