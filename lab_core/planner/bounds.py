@@ -42,7 +42,11 @@ def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequen
 
 def fits(states, activations):
     """The most loaded GPU's bytes: the largest state + activations of any stage."""
-    return max(a + b for a, b in zip(states, activations))
+    most = None
+    for a, b in zip(states, activations):
+        if most is None or a + b > most:
+            most = a + b
+    return most
 
 
 def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):

@@ -575,16 +575,18 @@ def _search_layout(run, lay, choices):
                              goodput_per_step / (full if full > row_bound else row_bound), simplest):
             continue
         for v in vs:
+            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
+            fastest = goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound)
+            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)
+            simplest_v = _simplest(grid, choices, v)
+            if not run.worth_any(fastest, stages, full_v, simplest_v):
+                continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
                 continue
             # full_3d only when the mode before full overflows at the lowest ZeRO stage (_needs_full).
-            stages_v = stages if not may_be_full or len(modes) == 1 or fits(lay.states[0], acts[-2]) > usable \
-                else ("tensor_pipeline",)
-            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            if not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound), stages_v,
-                                 goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound),
-                                 _simplest(grid, choices, v)):
+            if may_be_full and len(stages) > 1 and len(modes) > 1 and fits(lay.states[0], acts[-2]) <= usable \
+                    and not run.worth_any(fastest, ("tensor_pipeline",), None, simplest_v):
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
