@@ -26,22 +26,27 @@ What is skipped, and why it is safe (the model's own structure):
   its own shape (kept as an alternative); the check runs per grid, per
   micro-batch (over all interleavings), per interleaving, then per plan, and
   grids and micro-batches are visited best bound first so the incumbent is
-  strong early.
+  strong early. A grid, micro-batch or interleaving that cannot produce a
+  full_3d plan (shapes.possible_classes: no plan of it needs full recompute)
+  need not beat the best full_3d plan;
+- in the tie band, a candidate whose bound does not beat a strictly simpler
+  plan already ranked (staircase.Staircase): that plan would be chosen first.
 A pinned field is never skipped: the rules above apply to the fields left free.
 Everything not skipped is evaluated with lab_core.evaluate. Plans are ranked
 by goodput throughput (tokens/s x goodput of the failure model); among plans
 within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
 tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-shape
-bests against an exhaustive search.
+bests against an exhaustive search; test_planner_pruning.py that recommend()
+gives the same plan with every bound-based skip off (the bench's cases).
 """
-from bisect import bisect_left
-
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .shapes import needs_full, possible_classes, shape_classes
 from .space import Grid, divisors, space_for
+from .staircase import Staircase
 from .stage import shape_stage, shape_stage_parts
 from .steps import finish
 from .warm_start import warm_plans, warm_tiers
@@ -133,7 +138,7 @@ class _Search:
         self.best = 0.0
         self.stage_best = {}
         self.class_best = {}
-        self.simpler = _Staircase()
+        self.simpler = Staircase()
         self.seen = {}
         self.bounds = {}
         self.budget = budget
@@ -186,7 +191,7 @@ class _Search:
         (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
         score for full_3d, whose plans all recompute fully. simplest: a
         simplicity_key no plan of them is simpler than; in the tie band they
-        must still outscore every ranked plan strictly simpler (_Staircase)."""
+        must still outscore every ranked plan strictly simpler (Staircase)."""
         if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
                 simplest is None or bound_goodput > self.simpler.best_below(simplest)):
             return True
@@ -204,38 +209,6 @@ class _Search:
             return True
         return (bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
                 and bound_goodput > self.simpler.best_below(key[:-1]))
-
-
-class _Staircase:
-    """The best score of the ranked plans strictly simpler than a simplicity key.
-
-    Why a plan P whose optimistic score is at most that of a strictly simpler
-    ranked plan Q can be skipped (when it cannot be the best of its shape):
-    if P were in the final tie band, best x (1 - TIE_TOLERANCE) <= score(P)
-    <= bound(P) <= score(Q), so Q is in the band too and, simpler, is chosen
-    before P (ranking_key starts with simplicity_key).
-    Kept as keys in increasing order whose scores increase strictly, so the
-    entry just below a key holds the best score of all keys below it."""
-
-    __slots__ = ("keys", "scores")
-
-    def __init__(self):
-        self.keys, self.scores = [], []
-
-    def best_below(self, key):
-        i = bisect_left(self.keys, key)
-        return self.scores[i - 1] if i else -1.0
-
-    def add(self, key, score):
-        i = bisect_left(self.keys, key)
-        if (i and self.scores[i - 1] >= score) or (i < len(self.keys) and self.keys[i] == key
-                                                     and self.scores[i] >= score):
-            return  # a plan as simple already scores as much
-        j = i
-        while j < len(self.keys) and self.scores[j] <= score:
-            j += 1
-        self.keys[i:j] = [key]
-        self.scores[i:j] = [score]
 
 
 def recompute_modes(flash, per_op_selective=False):
@@ -406,9 +379,9 @@ def _run(run, pins, hint=None):
         yield
         simplest = _simplest(grid, choices, choices.interleave or 1)
         # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
-        if not run.worth_any(per_step / floor_s, _shape_classes(grid), None, simplest):
+        if not run.worth_any(per_step / floor_s, shape_classes(grid), None, simplest):
             continue
-        classes = _possible_classes(run, grid, choices, largest)
+        classes = possible_classes(run, grid, choices, largest)
         if shared_rows is not None:
             reference, rows = shared_rows
             full_s = reference.least(ctx, grid, rows, "full")
@@ -460,46 +433,6 @@ def _largest_micro_batch(run, grid, choices):
         else:
             hi = mid
     return sizes[lo - 1] if lo else None
-
-
-def _shape_classes(grid):
-    """The shapes (stage ids) plans of a grid can have (stage.shape_stage_parts)."""
-    if grid.gpus == 1:
-        return ("single_gpu",)
-    if grid.tp * grid.cp * grid.pp * grid.ep == 1:
-        return ("data_parallel", "zero_sharded")
-    return ("tensor_pipeline", "full_3d")
-
-
-def _needs_full(run, grid, choices, state, b, v):
-    """Whether a plan with this training state (a ZeRO stage's stage_state_bytes)
-    at micro-batch b and interleave v must recompute fully to fit: the search
-    takes the least recompute that fits (see above), so a plan of a split grid
-    is full_3d only when the mode before "full" overflows."""
-    modes = choices.modes
-    if modes[-1] != "full":
-        return False
-    if len(modes) == 1:
-        return True
-    acts = stage_activation_bytes(run.ctx, grid, modes[-2], b, v, choices.sp(grid))
-    return fits(state, acts) > run.usable
-
-
-def _possible_classes(run, grid, choices, largest):
-    """_shape_classes less full_3d when no plan of the grid can need full recompute.
-    Why the test covers every plan: memory grows with the micro-batch (up to
-    `largest`), falls with the ZeRO stage (the lowest one, zeros[0], holds the
-    most state), and the interleaved schedule's in-flight activations,
-    1 + (p - 1) / (p v) times (activations.interleave_multiplier), are largest
-    at v = 2; so if the mode before "full" fits there, it fits for every plan."""
-    classes = _shape_classes(grid)
-    if "full_3d" not in classes:
-        return classes
-    zeros = choices.zeros(grid)
-    v = choices.interleave or (2 if grid.pp > 1 else 1)
-    if _needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[0]), largest, v):
-        return classes
-    return ("tensor_pipeline",)
 
 
 def _simplest(grid, choices, v):
@@ -568,8 +501,8 @@ def _search_layout(run, lay, choices):
     v_most = choices.interleave or (2 if p > 1 else 1)
     for row_bound, b, vs in lay.rows:
         full = bound.floor(b, "full")
-        # As _possible_classes, at this micro-batch.
-        stages = lay.stages if not may_be_full or _needs_full(run, grid, choices, lay.states[0], b, v_most) \
+        # As possible_classes, at this micro-batch.
+        stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
             else ("tensor_pipeline",)
         if not run.worth_any(goodput_per_step / row_bound, stages,
                              goodput_per_step / (full if full > row_bound else row_bound), simplest):
@@ -584,7 +517,7 @@ def _search_layout(run, lay, choices):
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
                 continue
-            # full_3d only when the mode before full overflows at the lowest ZeRO stage (_needs_full).
+            # full_3d only when the mode before full overflows at the lowest ZeRO stage (needs_full).
             if may_be_full and len(stages) > 1 and len(modes) > 1 and fits(lay.states[0], acts[-2]) <= usable \
                     and not run.worth_any(fastest, ("tensor_pipeline",), None, simplest_v):
                 continue
