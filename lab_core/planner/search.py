@@ -435,17 +435,19 @@ def _largest_micro_batch(run, grid, choices):
     return sizes[lo - 1] if lo else None
 
 
-def _simplest(grid, choices, v):
-    """A simplicity_key no plan of the grid at interleave v or more is simpler than:
-    its least ZeRO stage and least recompute."""
+def _simplest(grid, choices, v, mode=None):
+    """A simplicity_key no plan of the grid at interleave v or more (and with at
+    least `mode` of recompute) is simpler than: its least ZeRO stage and least recompute."""
     return _simplicity(grid.tp, grid.cp, grid.pp, grid.dp, grid.ep, choices.zeros(grid)[0],
-                       choices.modes[0], v)
+                       mode or choices.modes[0], v)
 
 
 class _Layout:
     """One grid with its micro-batch rows and optimistic bounds."""
 
     __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
+
+    # A row: (bound, b, interleaves, least recompute mode any of its plans can use).
 
     def __init__(self, run, grid, bound, choices, stages):
         ctx = run.ctx
@@ -456,22 +458,34 @@ class _Layout:
         sp = choices.sp(grid)
         R = ctx.batch_sequences // grid.dp
         rows = []
-        floor_mode = choices.modes[-1]
         for b in choices.micro_batches(R):
             # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
-            if fits(self.states[-1], stage_activation_bytes(ctx, grid, floor_mode, b, choices.interleave or 1,
-                                                            sp)) > run.usable:
+            mode = _least_mode(run, grid, choices, self.states[-1], b, choices.interleave or 1)
+            if mode is None:
                 break
             vs = choices.interleaves(grid, ctx.layers, R // b)
             if not vs:
                 continue
             zero = choices.zero  # None: the bound of the fastest ZeRO stage
-            mode = choices.modes[0]
             v = _best_v(bound, b, vs, zero, mode, sp or grid.tp == 1)
-            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs))
+            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs, mode))
         rows.sort()
         self.rows = rows
         self.lower_bound = rows[0][0] if rows else None
+
+
+def _least_mode(run, grid, choices, state, b, v):
+    """The least recompute mode that fits with this training state (the most
+    sharded ZeRO stage's) at micro-batch b and interleave v, or None.
+    Why it bounds every plan of the row from below at v = 1: the interleaved
+    schedule keeps 1 + (p - 1) / (p v) times the activations of v = 1 in flight
+    (activations.interleave_multiplier), never fewer; and StepBound.step never
+    falls with more recompute (the busy time only grows, and the step bound is
+    its least over busy times at least that large)."""
+    for mode in choices.modes:
+        if fits(state, stage_activation_bytes(run.ctx, grid, mode, b, v, choices.sp(grid))) <= run.usable:
+            return mode
+    return None
 
 
 def _best_v(bound, b, vs, z, recompute, sp):
@@ -496,30 +510,37 @@ def _search_layout(run, lay, choices):
     sp_bound = sp or t == 1
     modes = choices.modes
     replica = t * c * p * e == 1
-    simplest = _simplest(grid, choices, choices.interleave or 1)
     may_be_full = "full_3d" in lay.stages
     v_most = choices.interleave or (2 if p > 1 else 1)
-    for row_bound, b, vs in lay.rows:
+    for row_bound, b, vs, row_mode in lay.rows:
         full = bound.floor(b, "full")
         # As possible_classes, at this micro-batch.
         stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
             else ("tensor_pipeline",)
         if not run.worth_any(goodput_per_step / row_bound, stages,
-                             goodput_per_step / (full if full > row_bound else row_bound), simplest):
+                             goodput_per_step / (full if full > row_bound else row_bound),
+                             _simplest(grid, choices, choices.interleave or 1, row_mode)):
             continue
         for v in vs:
-            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            fastest = goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound)
+            # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
+            fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
             full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)
-            simplest_v = _simplest(grid, choices, v)
-            if not run.worth_any(fastest, stages, full_v, simplest_v):
+            if not run.worth_any(fastest, stages, full_v, _simplest(grid, choices, v, row_mode)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
                 continue
-            # full_3d only when the mode before full overflows at the lowest ZeRO stage (needs_full).
-            if may_be_full and len(stages) > 1 and len(modes) > 1 and fits(lay.states[0], acts[-2]) <= usable \
-                    and not run.worth_any(fastest, ("tensor_pipeline",), None, simplest_v):
+            # The least recompute that fits at this v (at the most sharded ZeRO stage), and
+            # full_3d only when the mode before full overflows at the lowest one (needs_full).
+            least = 0
+            while fits(lay.states[-1], acts[least]) > usable:
+                least += 1
+            stages_v = stages
+            if may_be_full and len(stages) > 1 and len(modes) > 1 and fits(lay.states[0], acts[-2]) <= usable:
+                stages_v = ("tensor_pipeline",)
+            if (least > 0 or stages_v is not stages) and not run.worth_any(
+                    goodput_per_step / bound.step(b, v, choices.zero, modes[least], sp_bound), stages_v, full_v,
+                    _simplest(grid, choices, v, modes[least])):
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
