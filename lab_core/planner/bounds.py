@@ -387,10 +387,14 @@ class SharedFloor:
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
-        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step."""
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step. A row
+        (b, v, mode) bounds plans that recompute at least `mode` (floor() never
+        falls with more recompute)."""
         best = None
-        for b, v in rows:
-            busy = self.floor(ctx, grid, b, recompute, optimizer=False)
+        for row in rows:
+            b, v = row[0], row[1]
+            mode = row[2] if len(row) > 2 and recompute == "none" else recompute
+            busy = self.floor(ctx, grid, b, mode, optimizer=False)
             step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
             if best is None or step < best:
                 best = step

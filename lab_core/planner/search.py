@@ -384,6 +384,10 @@ def _run(run, pins, hint=None):
         classes = possible_classes(run, grid, choices, largest)
         if shared_rows is not None:
             reference, rows = shared_rows
+            # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
+            state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
+            floor_s = reference.least(ctx, grid, [(b, v, _least_mode(run, grid, choices, state, b, choices.interleave
+                                                                      or 1)) for b, v in rows])
             full_s = reference.least(ctx, grid, rows, "full")
         else:
             full_s = run.bound(grid).floor(largest, "full")
