@@ -202,6 +202,10 @@ let pendingHistory = null;
 
 let latestSeq = 0;
 
+// A live answer that takes longer than this dims the result panels (lab.css);
+// most arrive within a frame and leave them alone.
+const PENDING_AFTER_MS = 200;
+
 function request(historyMode) {
   // Coalesced requests share one history record; a new entry ("push") wins.
   if (historyMode === "push" || !pendingHistory) pendingHistory = historyMode;
@@ -209,7 +213,7 @@ function request(historyMode) {
   state.lenient = false;
   latestSeq = runtime.request({ inputs: { ...state.inputs }, typed: { ...state.typed }, lenient, ...tools.payload() });
   root.dataset.requestedSeq = String(latestSeq);
-  progress.pending(true);
+  progress.pending(true, state.live ? PENDING_AFTER_MS : 0);
 }
 
 function onResult(seq, result) {

@@ -1,12 +1,14 @@
 // The lab page while the live lab boots: a determinate progress bar for the
 // runtime download (bytes on the wire, of the total), the status line saying
 // what is happening, and the result panels marked pending while a change waits
-// for an answer (CSS dims them only when the wait lasts, so live moves do not
-// flicker). Once the boot settles (live, failed or unavailable) it hides the bar.
+// for an answer. A live move is marked only once its wait lasts (afterMs): the
+// attribute restyles the panels (lab.css dims them), and setting and clearing it
+// on every move put that restyle and repaint in the frame the answer waits
+// behind. Once the boot settles (live, failed or unavailable) it hides the bar.
 //
 //   const progress = createProgress({ root, catalog, lang });
 //   progress.update({ stage: "download" | "starting", loaded, total })
-//   progress.pending(true | false)
+//   progress.pending(true | false, afterMs = 0)
 //   progress.settled()
 export function createProgress({ root, catalog, lang }) {
   const bar = document.getElementById("lab-progress");
@@ -14,8 +16,18 @@ export function createProgress({ root, catalog, lang }) {
   const megabytes = new Intl.NumberFormat(lang, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const fill = (template, values) => template.replace(/\{(\w+)\}/g, (match, key) => (key in values ? values[key] : match));
   let line = null;
+  let pendingTimer = null;
 
   const booting = () => root.dataset.labState === "precomputed";
+
+  function mark(on) {
+    clearTimeout(pendingTimer);
+    pendingTimer = null;
+    if (on === ("pending" in root.dataset)) return;
+    if (on) root.dataset.pending = "";
+    else delete root.dataset.pending;
+    show();
+  }
 
   function show() {
     if (!booting() || line === null) return;
@@ -39,10 +51,10 @@ export function createProgress({ root, catalog, lang }) {
       root.dataset.bootProgress = bar.max ? String(bar.value / bar.max) : "0";
       show();
     },
-    pending(on) {
-      if (on) root.dataset.pending = "";
-      else delete root.dataset.pending;
-      show();
+    pending(on, afterMs = 0) {
+      if (on && afterMs > 0 && !("pending" in root.dataset)) {
+        if (pendingTimer === null) pendingTimer = setTimeout(() => mark(true), afterMs);
+      } else mark(on);
     },
     settled() {
       if (bar) bar.hidden = true;

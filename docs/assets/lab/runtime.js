@@ -19,7 +19,8 @@
 // live and the worker has cached its downloads (so the precache neither
 // competes with the boot nor downloads them again), or null.
 // Performance marks: "lab:worker-start", "lab:live" (navigation start = 0) and
-// "lab:result" for the latest answer (detail: {seq, workerMs}), read by bench/bench_browser.py.
+// "lab:result" for the latest answer (detail: {seq, workerMs} and the epoch times the request was
+// sent, reached the worker, left it and arrived back), read by bench/bench_browser.py.
 const STALL_MS = 30000; // a download that sends nothing for this long is aborted (and retried)
 const RESTORE_TIMEOUT_MS = 20000; // a snapshot restore, all bytes in; then a cold restart
 const COLD_TIMEOUT_MS = 60000; // a cold start, all bytes in; then the lab is reported failed
@@ -65,6 +66,7 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
     state.refining = refining;
     state.pending = null;
     const { sliced, ...rest } = message;
+    state.sentAt = performance.timeOrigin + performance.now();
     state.worker.postMessage({ type: "evaluate", ...rest, refine: refining });
   }
 
@@ -152,7 +154,9 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
         state.busy = false;
         state.refining = false;
         performance.clearMarks("lab:result"); // only the latest: the timeline must not grow per move
-        performance.mark("lab:result", { detail: { seq: data.seq, workerMs: data.ms } });
+        // Epoch milliseconds: the page and the worker have different timeOrigins.
+        performance.mark("lab:result", { detail: { seq: data.seq, workerMs: data.ms, sentAt: state.sentAt,
+          receivedAt: data.receivedAt, postedAt: data.postedAt, arrivedAt: performance.timeOrigin + performance.now() } });
         const response = JSON.parse(data.response);
         onResult(data.seq, response, data.ms);
         if (state.pending) send(state.pending);

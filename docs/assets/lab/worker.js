@@ -37,6 +37,10 @@ let refining = null; // the refine job in progress (Session.start), dropped by a
 const REFINE_SLICE_MS = 4;
 
 // A task boundary without setTimeout's clamping: the next message event runs first.
+// Wall-clock time shared with the page (timeOrigin differs between page and
+// worker): when a request arrived and its answer left, for the bench's breakdown.
+const now = () => performance.timeOrigin + performance.now();
+
 const nextTask = () => new Promise((resolve) => {
   const channel = new MessageChannel();
   channel.port1.onmessage = () => resolve();
@@ -54,7 +58,7 @@ async function refine(data) {
       ms += performance.now() - started;
       if (response !== undefined && response !== null) {
         refining = null;
-        self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true });
+        self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true, receivedAt: data.receivedAt, postedAt: now() });
         return;
       }
       await nextTask();
@@ -238,6 +242,7 @@ self.onmessage = async ({ data }) => {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
   } else if (data.type === "evaluate") {
+    data.receivedAt = now();
     refining = null; // a newer request: the reader moved past any refine in progress
     try {
       if (data.refine) {
@@ -246,7 +251,8 @@ self.onmessage = async ({ data }) => {
       }
       const started = performance.now();
       const response = session.handle(data.request);
-      self.postMessage({ type: "result", seq: data.seq, response, ms: performance.now() - started });
+      self.postMessage({ type: "result", seq: data.seq, response, ms: performance.now() - started,
+                         receivedAt: data.receivedAt, postedAt: now() });
     } catch (error) {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
