@@ -139,6 +139,17 @@ def _no_fit(workload, closest, found, usable, searching=False):
     }
 
 
+def _no_fit_steps(workload, pins, closest, usable, budget, smallest):
+    """_no_fit, as steps. A quick answer (budget) does not wait for the smallest GPU
+    count that fits (`smallest`: a scan of every layout up to MAX_GPUS_SEARCHED) unless
+    it is known: it says it is searching, and the full request finds it."""
+    known = reuse.known_smallest_fitting(workload, pins)
+    if known is None and budget is not None:
+        return _no_fit(workload, closest, None, usable, searching=True)
+    found = known[0] if known is not None else (yield from reuse.smallest_fitting_steps(workload, pins, smallest))
+    return _no_fit(workload, closest, found, usable)
+
+
 def _stage_at(workload, gpus, usable):
     """The stage the workload forces on ``gpus`` GPUs (for the no-fit hint);
     None past the largest GPU count a workload may have."""
@@ -315,18 +326,9 @@ def _recommend(workload, pins, budget, hint):
     else:
         cand = result.closest
         plan.fits = False
-        known = reuse.known_smallest_fitting(workload, pins)
-        if known is None and budget is not None:
-            # A quick answer does not wait for the smallest GPU count that fits (a scan of
-            # every layout up to MAX_GPUS_SEARCHED): it says it is searching, and the
-            # full request (provisional) finds it.
-            plan.provisional = True
-            plan.no_fit = _no_fit(workload, cand, None, usable, searching=True)
-        else:
-            found = known[0] if known is not None else (yield from reuse.smallest_fitting_steps(
-                workload, pins, lambda: smallest_fitting_steps(
-                    requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid)))
-            plan.no_fit = _no_fit(workload, cand, found, usable)
+        plan.no_fit = yield from _no_fit_steps(workload, pins, cand, usable, budget, lambda: smallest_fitting_steps(
+            requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
+        plan.provisional = plan.provisional or plan.no_fit["min_gpus_searching"]
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report
