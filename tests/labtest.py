@@ -75,6 +75,17 @@ def settle(page, after=0):
         arg=after, timeout=LIVE_TIMEOUT_MS)
 
 
+def wait_opaque(page):
+    """Wait until no result panel is dimmed: an answer that took a while marks them pending
+    (lab.css fades them, and back over 0.2 s), which axe would judge as low contrast."""
+    page.wait_for_function("""() => {
+      const lab = document.getElementById('lab-app');
+      return !('pending' in lab.dataset) && !('stale' in lab.dataset)
+        && [...lab.querySelectorAll('.lab-shape, .lab-meters, .lab-plan, .lab-why, .lab-rules')]
+          .every((panel) => getComputedStyle(panel).opacity === '1');
+    }""")
+
+
 def open_lab(browser, base_url, path, viewport, permissions=()):
     """A new context and page at ``path``, once the live lab has answered the link: (context, page).
     The context bypasses the site's CSP (Playwright's waits evaluate strings); ``permissions`` are

@@ -49,6 +49,10 @@ def _gpus_to_use(workload, space, usable, pins, floor, hint=None):
     n = workload.gpus
     wctx = context_for(workload)
     if pins is None:
+        known = reuse.known_smallest_fitting(workload, None)
+        if known is not None and (known[0] is None or known[0][0] > n):
+            # No grid of at most n GPUs fits when the fewest that fit are more (same floors).
+            return space.largest_usable(n)
         grids = space.layouts(n)
         if hint and any(floor(wctx, grid) <= usable for tier in warm_tiers(grids, hint, n) for grid in tier):
             # The grids the quick search tries first, before a scan of all of them.
@@ -216,13 +220,15 @@ def _alternatives(result, chosen, chosen_shape):
 def _unfit_stages(wctx, grids, gpus, usable, seen):
     """Shapes no fitting plan reached: their least memory ("memory"), or
     "no_layout" when no grid of these GPUs has that shape
-    (e.g. replicas only, when the GPU count does not divide the batch)."""
+    (e.g. replicas only, when the GPU count does not divide the batch).
+    Steps (steps.py): yields after each grid, so a refine can be dropped."""
     reachable = ("single_gpu",) if gpus == 1 else ("data_parallel", "zero_sharded", "tensor_pipeline", "full_3d")
     # Only shapes no fitting plan reached are reported, so only they need their least memory
     # (on most answers every shape was reached and no grid is visited).
     wanted = {stage for stage in reachable if stage not in seen}
     least = {}
     for grid in grids if wanted else ():
+        yield
         zmax = 3 if grid.shards else 0
         if grid.gpus == 1:
             shapes = (("single_gpu", 0, "full"),)
@@ -250,12 +256,12 @@ def _unfit_stages(wctx, grids, gpus, usable, seen):
 
 
 def _plan_unfit_stages(plan, wctx, w, pinned, result):
-    """_unfit_stages of the plan's grids; none for a provisional plan: which
+    """_unfit_stages of the plan's grids (steps); none for a provisional plan: which
     shapes cannot fit is the full search's to say (a quick search reaches few)."""
     if plan.provisional:
         return []
     grids = space_for(w).layouts(plan.gpus_used) if pinned is None else pinned.grids(space_for(w), plan.gpus_used)
-    return _unfit_stages(wctx, grids, plan.gpus_used, plan.usable_bytes, result.stage_best)
+    return (yield from _unfit_stages(wctx, grids, plan.gpus_used, plan.usable_bytes, result.stage_best))
 
 
 def recommend(workload, pins=None, budget=None, hint=None):
@@ -328,7 +334,9 @@ def _recommend(workload, pins, budget, hint):
         plan.fits = False
         plan.no_fit = yield from _no_fit_steps(workload, pins, cand, usable, budget, lambda: smallest_fitting_steps(
             requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
-        plan.provisional = plan.provisional or plan.no_fit["min_gpus_searching"]
+        # A quick answer leaves the shapes that cannot fit (a least-memory scan of every grid:
+        # nothing fits, so no shape was reached) to the full request; the view's core does not show them.
+        plan.provisional = plan.provisional or budget is not None
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report
@@ -360,7 +368,7 @@ def _recommend(workload, pins, budget, hint):
     plan.decisions = decisions(ctx)
     plan.diagram = diagram(ctx)
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
-    plan.unfit_stages = _plan_unfit_stages(plan, wctx, w, pinned, result)
+    plan.unfit_stages = yield from _plan_unfit_stages(plan, wctx, w, pinned, result)
     plan.pins = {} if pinned is None else pinned.to_dict()
     plan.search = {
         "plans_evaluated": result.evaluated,

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlparse
 import pytest
 
 from labsite.labquery import lab_query
-from labtest import ROOT, requested, settle, wait_live
+from labtest import ROOT, requested, settle, wait_live, wait_opaque
 
 MEMORY_TEXT = "[data-meter=memory] .meter-text"
 LANGS = {"en": "lab/", "zh": "zh/lab/"}
@@ -250,6 +250,7 @@ def test_no_request_leaves_the_origin(page, context):
 @pytest.mark.parametrize("lang", LANGS)
 def test_accessibility_has_no_serious_violations(page, lang):
     open_live(page, LANGS[lang])
+    wait_opaque(page)  # axe judges the contrast of what is on screen
     page.add_script_tag(path=str(Path(ROOT) / "node_modules/axe-core/axe.min.js"))
     result = page.evaluate("async () => await axe.run(document.getElementById('lab-app'), {resultTypes: ['violations']})")
     serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]

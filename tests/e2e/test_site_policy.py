@@ -5,7 +5,7 @@ copies as written, the tutorial chains its chapters, and the lab's cards work
 from file://. Both languages."""
 import pytest
 
-from labtest import ROOT
+from labtest import ROOT, wait_opaque
 
 PAGE_TYPES = ("", "lab/", "walkthrough/", "tutorial/", "tutorial/zero/", "rules/", "scenarios/", "validation/",
               "contributing/", "404.html")
@@ -70,11 +70,6 @@ def test_the_live_lab_runs_with_the_policy_as_a_response_header_too(browser, bas
 
 
 AXE_PAGES = ("", "lab/", "tutorial/zero/", "validation/")
-SETTLED = """() => {
-  const lab = document.getElementById('lab-app');
-  return !('pending' in lab.dataset) && [...lab.querySelectorAll('.lab-shape, .lab-meters, .lab-plan, .lab-why, .lab-rules')]
-    .every((panel) => getComputedStyle(panel).opacity === '1');
-}"""
 
 
 @pytest.mark.parametrize("lang", LANG_ROOTS)
@@ -86,7 +81,7 @@ def test_axe_finds_no_violation_on_lab_home_tutorial_and_validation(page, lang):
             page.wait_for_selector(LIVE_OR_DONE, state="attached")
             # A change waiting for its answer dims the result panels (lab.css): axe would
             # judge the dimmed text's contrast. Check the settled page, panels at full opacity.
-            page.wait_for_function(SETTLED)
+            wait_opaque(page)
         page.add_script_tag(path=str(ROOT / "node_modules/axe-core/axe.min.js"))
         result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
         found += [(path, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]

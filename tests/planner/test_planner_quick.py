@@ -49,9 +49,28 @@ def test_nothing_fits_quick_answer_leaves_only_the_smallest_gpu_count_to_the_ful
     assert not full.fits and not full.provisional and not full.no_fit["min_gpus_searching"]
     assert full.parallelism == quick.parallelism and full.report.memory_bytes == quick.report.memory_bytes
     assert full.no_fit["min_gpus"] > 8 and full.decisions[0]["reason"] == "nothing_fits"
+    assert full.unfit_stages and not quick.unfit_stages  # the least-memory scan is the full request's
     # The count depends on memory only: another GPU count where nothing fits knows it at once.
     again = recommend(Workload(params=1e12, gpus=16), budget=1)
-    assert not again.provisional and again.no_fit["min_gpus"] == full.no_fit["min_gpus"]
+    assert again.no_fit["min_gpus"] == full.no_fit["min_gpus"] and not again.no_fit["min_gpus_searching"]
+
+
+@pytest.mark.parametrize("params", [1e12, 2e12])
+def test_a_known_smallest_gpu_count_gives_the_same_answers_where_nothing_fits(params):
+    """recommend() skips the scan for the most GPUs that fit when the smallest count that
+    fits is known to be larger: same plans as a fresh search at every count."""
+    counts = (1, 8, 16, 96, 512, 1000, 4096)
+    fresh = {}
+    for gpus in counts:
+        reuse.clear()
+        fresh[gpus] = recommend(Workload(params=params, gpus=gpus))
+    reuse.clear()
+    recommend(Workload(params=params, gpus=2))  # now the smallest count is known
+    for gpus in counts:
+        reuse.PLANS.items.clear()
+        reuse.SEARCHES.items.clear()
+        known = recommend(Workload(params=params, gpus=gpus))
+        assert known.to_dict() == fresh[gpus].to_dict(), gpus
 
 
 def test_plan_json_says_provisional():
