@@ -42,7 +42,11 @@ def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequen
 
 def fits(states, activations):
     """The most loaded GPU's bytes: the largest state + activations of any stage."""
-    return max(a + b for a, b in zip(states, activations))
+    most = None
+    for a, b in zip(states, activations):
+        if most is None or a + b > most:
+            most = a + b
+    return most
 
 
 def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):
@@ -113,9 +117,45 @@ def _smallest_gemm_rows(ctx, grid):
 _ROUNDING = 1.0 - 1e-9
 
 
+# The last context's figures that depend on a few fields of a grid, by those
+# fields (many grids share them): the model's own functions, asked once each.
+_REMEMBERED = [None, {}]
+
+
+def _remember(ctx, key, compute, *args):
+    """compute(ctx, *args), once per key for the context the search is on."""
+    if _REMEMBERED[0] is not ctx:
+        _REMEMBERED[0], _REMEMBERED[1] = ctx, {}
+    found = _REMEMBERED[1].get(key)
+    if found is None:
+        found = _REMEMBERED[1][key] = compute(ctx, *args)
+    return found
+
+
+def _tp_exposed_share(ctx, tp):
+    """The least share of a layer's TP communication the step waits for, with
+    sequence parallelism (step_time.tensor_parallel_exposed): overlapped, the
+    first of t ring steps waits and the hidden rest costs COMM_CONTENTION, so
+    exposed + C (comm - exposed) = (1 - C) exposed + C comm, which grows with
+    the exposed part (C < 1) and is least when only the first step waits:
+    comm ((1 - C) / t + C). Not overlapped: all of it."""
+    if not (ctx.tp_overlap and tp > 1):
+        return 1.0
+    return (1.0 - cal.COMM_CONTENTION) / tp + cal.COMM_CONTENTION
+
+
+def _logits_s(ctx, tp, cp, b):
+    """step_time.output_layer_times (it reads only these of the plan)."""
+    return _remember(ctx, ("logits", tp, cp, b), output_layer_times, tp, cp, b)
+
+
 def _gemm_s(ctx, grid, b, moe=False):
     """One layer's forward GEMM seconds for a micro-batch of b (step_time._layer_kind):
     a dense layer's, or with moe a mixture-of-experts layer's at the grid's ep."""
+    return _remember(ctx, ("gemm", grid.tp, grid.cp, grid.ep if moe else 1, b, moe), _layer_gemm_s, grid, b, moe)
+
+
+def _layer_gemm_s(ctx, grid, b, moe):
     tokens = b * ctx.seq_len / grid.cp
     if moe:
         seconds = moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, ctx.hidden, ctx.kv_ratio, grid.tp,
@@ -160,7 +200,7 @@ class _Compute:
         self.exact = ctx.flash
         if self.exact:
             self.gemm_1 = _stage_gemm_s(ctx, grid, stage, 1)
-            logits = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+            logits = _logits_s(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
             self.base = base - 3.0 * self.gemm_1 - logits[0] - logits[1]
             self.replay = replay - self.gemm_1
         self.rows = _smallest_gemm_rows(ctx, grid)
@@ -176,7 +216,7 @@ class _Compute:
             gemm = self.gemm_1 if b == 1 else _stage_gemm_s(self.ctx, self.grid, self.stage, b) / b
             out = self.base + 3.0 * gemm
             if self.stage.output:
-                logits = output_layer_times(self.ctx, self.grid.tp, self.grid.cp, b)
+                logits = _logits_s(self.ctx, self.grid.tp, self.grid.cp, b)
                 out += (logits[0] + logits[1]) / b
             if full:
                 out += self.replay + gemm
@@ -195,9 +235,14 @@ class _ExpertPlan:
 
 def _expert_exchange_s(ctx, grid, b, recompute):
     """Exposed expert-parallel all-to-all seconds of one mixture-of-experts
-    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own)."""
+    layer and micro-batch of b (step_time.expert_alltoall_times, the model's own;
+    it reads only these fields of the plan, so it is remembered by them)."""
     if grid.ep == 1:
         return 0.0
+    return _remember(ctx, ("exchange", grid.tp, grid.cp, grid.ep, b, recompute), _exchange_s, grid, b, recompute)
+
+
+def _exchange_s(ctx, grid, b, recompute):
     return expert_alltoall_times(ctx, _ExpertPlan(grid, b, recompute))[1]
 
 
@@ -301,14 +346,14 @@ class SharedFloor:
     out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_overlap_steps", "cp", "parts")
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
         stage = next(k for k in grid_stages(ctx, grid) if k.kind == probe.bottleneck_stage)
         layers = stage.layers
         overhead = cal.LAYER_PASS_OVERHEAD_S
-        forward, backward = output_layer_times(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
+        forward, backward = _logits_s(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
         moe = ctx.shape.experts is not None
         gemm = _gemm_s(ctx, grid, 1, moe)
         # One layer per sequence without its forward GEMMs (three times in a
@@ -321,7 +366,7 @@ class SharedFloor:
         self.tp_message_bytes = 2.0 * tokens * ctx.hidden
         self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
                                   if grid.tp > 1 else 0.0)
-        self.tp_overlap_steps = grid.tp if ctx.tp_overlap and grid.tp > 1 else 1
+        self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
@@ -333,7 +378,7 @@ class SharedFloor:
         key = (grid.ep, b)
         found = self.parts.get(key)
         if found is None:
-            forward, backward = output_layer_times(ctx, grid.tp, grid.cp, b)
+            forward, backward = _logits_s(ctx, grid.tp, grid.cp, b)
             found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
                                        (forward + backward) / b)
         return found
@@ -342,10 +387,14 @@ class SharedFloor:
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
-        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step."""
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step. A row
+        (b, v, mode) bounds plans that recompute at least `mode` (floor() never
+        falls with more recompute)."""
         best = None
-        for b, v in rows:
-            busy = self.floor(ctx, grid, b, recompute, optimizer=False)
+        for row in rows:
+            b, v = row[0], row[1]
+            mode = row[2] if len(row) > 2 and recompute == "none" else recompute
+            busy = self.floor(ctx, grid, b, mode, optimizer=False)
             step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
             if best is None or step < best:
                 best = step
@@ -363,7 +412,7 @@ class SharedFloor:
         if recompute == "full":
             layer += self.replay_s + gemm
             overhead += cal.LAYER_PASS_OVERHEAD_S
-        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) / self.tp_overlap_steps
+        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) * self.tp_exposed_share
               if self.tp_s_at_asymptote else 0.0)
         exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
         if ctx.shape.experts is not None:
@@ -398,22 +447,24 @@ class StepBound:
     overhead per micro-batch; TP and pipeline messages
     grow with b and reach a higher fraction of bus bandwidth
     (comms.size_efficiency); overlapped TP exposes at least one ring step of
-    t; recompute adds time to every micro-batch; the context-parallel
+    t plus the contention of the rest (_tp_exposed_share); recompute adds time to every micro-batch; the context-parallel
     exchange is the model's (_ContextParallel), and so is the expert-parallel
     all-to-all (_expert_exchange_s). Exposed DP time (ZeRO 0-2) is at
     least the collective minus the window of one micro-batch, which is at
     most the busy time per micro-batch (twice that with experts on the
-    modern stack: the shared and the expert gradients each hide behind it).
+    modern stack: the shared and the expert gradients each hide behind it),
+    and on the modern stack the hidden rest costs COMM_CONTENTION
+    (sync.modern_sync).
     Exposed ZeRO-3 time follows the modern stack's per-layer prefetch
     (_Fsdp); on the 2021 stack it is at least the gathers that are never
     hidden plus the rest minus DP_OVERLAP_FRACTION of the compute. step()
     combines these with the busy time at its least (see there).
     """
 
-    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_overlap_steps", "overhead_s_per_micro_batch",
+    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
-                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s")
+                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
 
     def __init__(self, ctx, grid, probe):
         """probe: the Report of the grid at micro-batch 1, no recompute, no
@@ -424,10 +475,12 @@ class StepBound:
         kind = probe.bottleneck_stage
         layer_overhead = _stage_layers(grid, ctx.layers, kind) * cal.LAYER_PASS_OVERHEAD_S
         self.sequences_per_replica = sequences
+        # step() and _busy() by their arguments: the search asks for the same ones again.
+        self.steps, self.busy = {}, {}
         self.pp = pp
         self.syncs = grid.shards
         self.modern = ctx.modern
-        self.tp_overlap_steps = tp if ctx.tp_overlap and tp > 1 else 1
+        self.tp_exposed_share = _tp_exposed_share(ctx, tp)
         # Fixed per-layer pass overheads of one micro-batch: forward and backward.
         self.forward_overhead_s = layer_overhead
         self.overhead_s_per_micro_batch = 2.0 * layer_overhead
@@ -436,7 +489,7 @@ class StepBound:
         # (not the logits) adds instead of flash attention's attention-only replay.
         stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
-        logits_forward = output_layer_times(ctx, tp, cp, 1)[0] if stage.output else 0.0
+        logits_forward = _logits_s(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
         self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
         self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
@@ -486,6 +539,13 @@ class StepBound:
         or at a break point (where B reaches the sends, or where the window
         swallows the sync): the bound is the least g over those.
         """
+        key = (micro_batch, interleave, zero, recompute, sequence_parallel)
+        found = self.steps.get(key)
+        if found is None:
+            found = self.steps[key] = self._step(micro_batch, interleave, zero, recompute, sequence_parallel)
+        return found
+
+    def _step(self, micro_batch, interleave, zero, recompute, sequence_parallel):
         b, v = micro_batch, interleave
         m = self.sequences_per_replica // b
         busy = self._busy(b, recompute, sequence_parallel)
@@ -507,13 +567,20 @@ class StepBound:
 
     def _busy(self, b, recompute, sequence_parallel):
         """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""
+        key = (b, recompute, sequence_parallel)
+        found = self.busy.get(key)
+        if found is None:
+            found = self.busy[key] = self._busy_at(b, recompute, sequence_parallel)
+        return found
+
+    def _busy_at(self, b, recompute, sequence_parallel):
         sequences = self.sequences_per_replica
         m = sequences // b
         tp = 0.0
         if self.tp_comm_s_at_asymptote:
             tp = self.tp_comm_s_at_asymptote / size_efficiency(self.tp_message_bytes * b)
             if sequence_parallel:
-                tp /= self.tp_overlap_steps
+                tp *= self.tp_exposed_share
         overhead = self.overhead_s_per_micro_batch
         if recompute == "full":
             overhead += self.forward_overhead_s
@@ -546,11 +613,14 @@ class StepBound:
             rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
             return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
         if self.modern:
-            # sync.modern_sync: one micro-batch, widened by the interleaved last group.
+            # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
+            # hides costs COMM_CONTENTION, so exposed + C (total - exposed) = (1 - C) exposed + C total.
             window *= self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))
-        else:
-            # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
-            window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
+            exposed = self.dp_collective_s - window
+            return out + (1.0 - cal.COMM_CONTENTION) * (exposed if exposed > 0.0 else 0.0) + \
+                cal.COMM_CONTENTION * self.dp_collective_s
+        # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
+        window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
         exposed = self.dp_collective_s - window
         return out + (exposed if exposed > 0.0 else 0.0)
 

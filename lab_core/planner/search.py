@@ -26,20 +26,27 @@ What is skipped, and why it is safe (the model's own structure):
   its own shape (kept as an alternative); the check runs per grid, per
   micro-batch (over all interleavings), per interleaving, then per plan, and
   grids and micro-batches are visited best bound first so the incumbent is
-  strong early.
+  strong early. A grid, micro-batch or interleaving that cannot produce a
+  full_3d plan (shapes.possible_classes: no plan of it needs full recompute)
+  need not beat the best full_3d plan;
+- in the tie band, a candidate whose bound does not beat a strictly simpler
+  plan already ranked (staircase.Staircase): that plan would be chosen first.
 A pinned field is never skipped: the rules above apply to the fields left free.
 Everything not skipped is evaluated with lab_core.evaluate. Plans are ranked
 by goodput throughput (tokens/s x goodput of the failure model); among plans
 within TIE_TOLERANCE of the best the simplest wins (simplicity_key).
 tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-shape
-bests against an exhaustive search.
+bests against an exhaustive search; test_planner_pruning.py that recommend()
+gives the same plan with every bound-based skip off (the bench's cases).
 """
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .shapes import needs_full, possible_classes, shape_classes
 from .space import Grid, divisors, space_for
+from .staircase import Staircase
 from .stage import shape_stage, shape_stage_parts
 from .steps import finish
 from .warm_start import warm_plans, warm_tiers
@@ -131,6 +138,7 @@ class _Search:
         self.best = 0.0
         self.stage_best = {}
         self.class_best = {}
+        self.simpler = Staircase()
         self.seen = {}
         self.bounds = {}
         self.budget = budget
@@ -172,15 +180,20 @@ class _Search:
             self.best = g
         if g > self.stage_best.get(cand.stage, -1.0):
             self.stage_best[cand.stage] = g
-        key = simplicity_key(cand.parallelism) + (cand.stage,)
+        simplicity = simplicity_key(cand.parallelism)
+        key = simplicity + (cand.stage,)
         if g > self.class_best.get(key, -1.0):
             self.class_best[key] = g
+        self.simpler.add(simplicity, g)
 
-    def worth_any(self, bound_goodput, stages, full_goodput=None):
+    def worth_any(self, bound_goodput, stages, full_goodput=None, simplest=None):
         """Could any plan of these shapes with this optimistic score still matter
         (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
-        score for full_3d, whose plans all recompute fully."""
-        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE):
+        score for full_3d, whose plans all recompute fully. simplest: a
+        simplicity_key no plan of them is simpler than; in the tie band they
+        must still outscore every ranked plan strictly simpler (Staircase)."""
+        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
+                simplest is None or bound_goodput > self.simpler.best_below(simplest)):
             return True
         for stage in stages:
             score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
@@ -194,7 +207,8 @@ class _Search:
         the evaluated plans exactly as simple (key: simplicity_key + stage)."""
         if bound_goodput > self.stage_best.get(stage, -1.0):
             return True
-        return bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+        return (bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+                and bound_goodput > self.simpler.best_below(key[:-1]))
 
 
 def recompute_modes(flash, per_op_selective=False):
@@ -352,30 +366,42 @@ def _run(run, pins, hint=None):
             rows = _interleave_rows(ctx, grid, choices, largest)
             if not rows:
                 continue
-            live.append((reference.least(ctx, grid, rows), grid, largest, reference.least(ctx, grid, rows, "full")))
+            live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
         else:
-            bound = run.bound(grid)
-            live.append((bound.floor(largest), grid, largest, bound.floor(largest, "full")))
+            live.append((run.bound(grid).floor(largest), grid, largest, None))
     # Most promising grids first, so later ones meet a strong incumbent; a grid
     # whose floor cannot matter is never probed nor expanded into its rows.
     live.sort(key=lambda item: (item[0], item[1]))
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
-    for floor_s, grid, largest, full_s in live:
+    for floor_s, grid, largest, shared_rows in live:
         yield
-        classes = _shape_classes(grid)
-        if not run.worth_any(per_step / floor_s, classes, per_step / full_s):
+        simplest = _simplest(grid, choices, choices.interleave or 1)
+        # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
+        if not run.worth_any(per_step / floor_s, shape_classes(grid), None, simplest):
+            continue
+        classes = possible_classes(run, grid, choices, largest)
+        if shared_rows is not None:
+            reference, rows = shared_rows
+            # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
+            state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
+            floor_s = reference.least(ctx, grid, [(b, v, _least_mode(run, grid, choices, state, b, choices.interleave
+                                                                      or 1)) for b, v in rows])
+            full_s = reference.least(ctx, grid, rows, "full")
+        else:
+            full_s = run.bound(grid).floor(largest, "full")
+        if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
             continue
         bound = run.bound(grid)
         full_s = bound.floor(largest, "full")
-        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s):
+        if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
-        layout = _Layout(run, grid, bound, choices)
+        layout = _Layout(run, grid, bound, choices, classes)
         if layout.rows:
             feasible += 1
             run.layouts = (len(grids), len(live), feasible)
-            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s):
+            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
 
@@ -413,13 +439,11 @@ def _largest_micro_batch(run, grid, choices):
     return sizes[lo - 1] if lo else None
 
 
-def _shape_classes(grid):
-    """The shapes (stage ids) plans of a grid can have (stage.shape_stage_parts)."""
-    if grid.gpus == 1:
-        return ("single_gpu",)
-    if grid.tp * grid.cp * grid.pp * grid.ep == 1:
-        return ("data_parallel", "zero_sharded")
-    return ("tensor_pipeline", "full_3d")
+def _simplest(grid, choices, v, mode=None):
+    """A simplicity_key no plan of the grid at interleave v or more (and with at
+    least `mode` of recompute) is simpler than: its least ZeRO stage and least recompute."""
+    return _simplicity(grid.tp, grid.cp, grid.pp, grid.dp, grid.ep, choices.zeros(grid)[0],
+                       mode or choices.modes[0], v)
 
 
 class _Layout:
@@ -427,31 +451,45 @@ class _Layout:
 
     __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
 
-    def __init__(self, run, grid, bound, choices):
+    # A row: (bound, b, interleaves, least recompute mode any of its plans can use).
+
+    def __init__(self, run, grid, bound, choices, stages):
         ctx = run.ctx
         self.grid, self.bound = grid, bound
         self.zeros = choices.zeros(grid)
         self.states = [stage_state_bytes(ctx, grid, z) for z in self.zeros]
-        self.stages = _shape_classes(grid)
+        self.stages = stages
         sp = choices.sp(grid)
         R = ctx.batch_sequences // grid.dp
         rows = []
-        floor_mode = choices.modes[-1]
         for b in choices.micro_batches(R):
             # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
-            if fits(self.states[-1], stage_activation_bytes(ctx, grid, floor_mode, b, choices.interleave or 1,
-                                                            sp)) > run.usable:
+            mode = _least_mode(run, grid, choices, self.states[-1], b, choices.interleave or 1)
+            if mode is None:
                 break
             vs = choices.interleaves(grid, ctx.layers, R // b)
             if not vs:
                 continue
             zero = choices.zero  # None: the bound of the fastest ZeRO stage
-            mode = choices.modes[0]
             v = _best_v(bound, b, vs, zero, mode, sp or grid.tp == 1)
-            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs))
+            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs, mode))
         rows.sort()
         self.rows = rows
         self.lower_bound = rows[0][0] if rows else None
+
+
+def _least_mode(run, grid, choices, state, b, v):
+    """The least recompute mode that fits with this training state (the most
+    sharded ZeRO stage's) at micro-batch b and interleave v, or None.
+    Why it bounds every plan of the row from below at v = 1: the interleaved
+    schedule keeps 1 + (p - 1) / (p v) times the activations of v = 1 in flight
+    (activations.interleave_multiplier), never fewer; and StepBound.step never
+    falls with more recompute (the busy time only grows, and the step bound is
+    its least over busy times at least that large)."""
+    for mode in choices.modes:
+        if fits(state, stage_activation_bytes(run.ctx, grid, mode, b, v, choices.sp(grid))) <= run.usable:
+            return mode
+    return None
 
 
 def _best_v(bound, b, vs, z, recompute, sp):
@@ -476,19 +514,37 @@ def _search_layout(run, lay, choices):
     sp_bound = sp or t == 1
     modes = choices.modes
     replica = t * c * p * e == 1
-    for row_bound, b, vs in lay.rows:
+    may_be_full = "full_3d" in lay.stages
+    v_most = choices.interleave or (2 if p > 1 else 1)
+    for row_bound, b, vs, row_mode in lay.rows:
         full = bound.floor(b, "full")
-        if not run.worth_any(goodput_per_step / row_bound, lay.stages,
-                             goodput_per_step / (full if full > row_bound else row_bound)):
+        # As possible_classes, at this micro-batch.
+        stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
+            else ("tensor_pipeline",)
+        if not run.worth_any(goodput_per_step / row_bound, stages,
+                             goodput_per_step / (full if full > row_bound else row_bound),
+                             _simplest(grid, choices, choices.interleave or 1, row_mode)):
             continue
         for v in vs:
-            # The bound of the fastest ZeRO stage without recompute is below every plan of this (b, v).
-            if v > 1 and not run.worth_any(goodput_per_step / bound.step(b, v, choices.zero, modes[0], sp_bound),
-                                           lay.stages,
-                                           goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)):
+            # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
+            fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
+            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)
+            if not run.worth_any(fastest, stages, full_v, _simplest(grid, choices, v, row_mode)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
             if fits(lay.states[-1], acts[-1]) > usable:
+                continue
+            # The least recompute that fits at this v (at the most sharded ZeRO stage), and
+            # full_3d only when the mode before full overflows at the lowest one (needs_full).
+            least = 0
+            while fits(lay.states[-1], acts[least]) > usable:
+                least += 1
+            stages_v = stages
+            if may_be_full and len(stages) > 1 and len(modes) > 1 and fits(lay.states[0], acts[-2]) <= usable:
+                stages_v = ("tensor_pipeline",)
+            if (least > 0 or stages_v is not stages) and not run.worth_any(
+                    goodput_per_step / bound.step(b, v, choices.zero, modes[least], sp_bound), stages_v, full_v,
+                    _simplest(grid, choices, v, modes[least])):
                 continue
             previous_r = None
             for zi, z in enumerate(lay.zeros):
