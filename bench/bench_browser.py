@@ -88,7 +88,11 @@ ANSWER_JS = """
       if (!done()) return;
       observer.disconnect();
       const mark = performance.getEntriesByName("lab:result").slice(-1)[0];
-      resolve({ at: performance.now(), worker: mark ? mark.detail.workerMs : null });
+      const d = mark ? mark.detail : {}, origin = performance.timeOrigin;
+      // Where a move's time goes (runtime.js / worker.js epoch times): page -> worker, and
+      // the answer waiting for the page's main thread (a frame being rendered).
+      resolve({ at: performance.now(), worker: mark ? d.workerMs : null,
+                sent: d.sentAt - origin, toWorker: d.receivedAt - d.sentAt, toPage: d.arrivedAt - d.postedAt });
     });
     observer.observe(lab, { attributes: true, attributeFilter: attributes });
   });
@@ -126,6 +130,7 @@ MOVES_JS = """async ({ card, positions }) => {
       meterChange.disconnect();
       const t2 = await frame();
       out.push({ slider: slider.dataset.inputName, card, answer: a.at - t0, final: f.at - t0, frame: t2 - t0,
+                 toSend: a.sent - t0, toWorker: a.toWorker, toPage: a.toPage,
                  meter: seen === null ? null : seen - t0, provisional: f.at > a.at, worker: a.worker,
                  refineWorker: f.at > a.at ? f.worker : null });
     }
@@ -284,7 +289,7 @@ def measure_moves(browser, base, positions, charts=False):
 
 
 def summary(values):
-    values = [v for v in values if v is not None]
+    values = [v for v in values if v is not None and v == v]  # NaN: a figure the page did not report
     if not values:
         return None
     return {"median": statistics.median(values), "p95": percentile(values, 95), "max": max(values), "n": len(values)}
@@ -345,6 +350,9 @@ def main(argv=None):
         "slider_to_next_frame_ms": summary([m["frame"] for m in moves]),
         "worker_first_answer_ms": summary([m["worker"] for m in moves]),
         "worker_refine_ms": summary([m["refineWorker"] for m in moves]),
+        "input_to_request_sent_ms": summary([m["toSend"] for m in moves]),
+        "request_to_worker_ms": summary([m["toWorker"] for m in moves]),
+        "answer_to_page_ms": summary([m["toPage"] for m in moves]),
         "provisional_moves": sum(1 for m in moves if m["provisional"]),
         "by_slider_answer_ms": {name: summary([m["answer"] for m in moves if m["slider"] == name])
                                 for name in dict.fromkeys(m["slider"] for m in moves)},
@@ -382,6 +390,9 @@ def main(argv=None):
     row("  slider move -> next frame after the final", "slider_to_next_frame_ms")
     row("  worker, first answer (inside Pyodide)", "worker_first_answer_ms", "   target p95 < 10")
     row("  worker, refining search", "worker_refine_ms")
+    row("  input event -> request posted (page)", "input_to_request_sent_ms")
+    row("  request posted -> worker has it", "request_to_worker_ms")
+    row("  answer posted -> page has it (main thread)", "answer_to_page_ms")
     for name, value in figures["by_slider_answer_ms"].items():
         print(f"    {name:<42} median {value['median']:8.1f}   p95 {value['p95']:8.1f}   max {value['max']:8.1f}"
               f"   (n={value['n']})")

@@ -66,12 +66,14 @@ def time_slider_walks(walks, session_config):
     for walk in walks:
         state = dict(walk["start"])
         shown = recommend(Workload(**state))  # the page had answered the starting state
+        hint = None
         for stop in walk["stops"]:
             inputs = dict(state, **{walk["slider"]: stop})
             t0 = time.perf_counter()
             workload = Workload(**inputs)
             # The page's first answer: the quick search from the plan on screen (Session(quick=True)).
-            hint = shown.parallelism.to_dict() if shown.fits else None
+            # The plan on screen, as lab_view.Session keeps it: the last one that fit.
+            hint = shown.parallelism.to_dict() if shown.fits else hint
             plan = recommend(workload, budget=QUICK_SEARCH_EVALUATIONS, hint=hint)
             shown = plan
             t1 = time.perf_counter()

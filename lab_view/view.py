@@ -372,7 +372,8 @@ def _no_fit(plan, catalog):
     if not no_fit:
         return ""
     numbers = _with_min_extras(dict(no_fit, **_min_layout(no_fit)), no_fit, catalog)
-    key = "nofit" if no_fit.get("min_gpus") else "nofit_anywhere"
+    key = ("nofit" if no_fit.get("min_gpus") else
+           "nofit_searching" if no_fit.get("min_gpus_searching") else "nofit_anywhere")
     return catalog["lab"][key].format_map(numbers)
 
 

@@ -75,7 +75,9 @@ def parallelism(ctx):
     weights_total = 2.0 * wctx.params
     state_total = wctx.state_bytes * wctx.params
     if not ctx.fits:
-        reason = "nothing_fits" if ctx.no_fit and ctx.no_fit.get("min_gpus") else "nothing_fits_anywhere"
+        no_fit = ctx.no_fit or {}
+        reason = ("nothing_fits" if no_fit.get("min_gpus") else
+                  "nothing_fits_searching" if no_fit.get("min_gpus_searching") else "nothing_fits_anywhere")
     elif ctx.gpus_used == 1:
         reason = "fits_one_gpu"
     elif weights_total > ctx.usable and (par.tp > 1 or par.pp > 1):

@@ -13,6 +13,7 @@ from bisect import bisect_right
 from .assumptions import MAX_GPUS_SEARCHED
 from .bounds import floor_memory
 from .space import Grid, expert_parallel_sizes
+from .steps import finish
 
 
 def _grid(space, t, c, p, first, last, d):
@@ -28,7 +29,13 @@ def _parts(space, accept):
 
 
 def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None, accept=None):
-    """(gpus, Grid) of the fewest GPUs whose floor fits, or None.
+    """(gpus, Grid) of the fewest GPUs whose floor fits, or None (smallest_fitting_steps at once)."""
+    return finish(smallest_fitting_steps(wctx, space, usable, at_most, floor, accept))
+
+
+def smallest_fitting_steps(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None, accept=None):
+    """smallest_fitting as steps (steps.py): yields after each (tp, cp, pp),
+    so the worker's refine can be dropped between them.
 
     floor(wctx, grid): the memory floor (default bounds.floor_memory);
     accept(grid, dp=False): whether a grid's tp, cp and pp are allowed (pins).
@@ -41,6 +48,7 @@ def smallest_fitting(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor=None,
     best = None
     dps = space.dps
     for t, c, p, first, last in _parts(space, accept):
+        yield
         mp = t * c * p
         cap = at_most if best is None else min(at_most, best[0])
         top = bisect_right(dps, cap // mp)  # dps[:top]: the dp whose count is within the cap

@@ -18,7 +18,7 @@ from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .meters import meters
-from .nofit import largest_fitting, smallest_fitting
+from .nofit import largest_fitting, smallest_fitting_steps
 from .plan import Plan
 from . import reuse
 from .pins import parse_pins
@@ -120,10 +120,12 @@ def _checkpoint(report, gpus, failures):
     }
 
 
-def _no_fit(workload, closest, found, usable):
-    """How far the closest plan is from fitting, and the fewest GPUs (and their grid) that would fit."""
+def _no_fit(workload, closest, found, usable, searching=False):
+    """How far the closest plan is from fitting, and the fewest GPUs (and their grid) that
+    would fit; searching: a quick answer's, whose fewest GPUs the full search finds."""
     r = closest.report
     return {
+        "min_gpus_searching": searching,
         "closest_parallelism": closest.parallelism.to_dict(),
         "memory_bytes": r.memory_bytes,
         "usable_bytes": usable,
@@ -313,9 +315,18 @@ def _recommend(workload, pins, budget, hint):
     else:
         cand = result.closest
         plan.fits = False
-        found = reuse.smallest_fitting(workload, pins, lambda: smallest_fitting(
-            requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
-        plan.no_fit = _no_fit(workload, cand, found, usable)
+        known = reuse.known_smallest_fitting(workload, pins)
+        if known is None and budget is not None:
+            # A quick answer does not wait for the smallest GPU count that fits (a scan of
+            # every layout up to MAX_GPUS_SEARCHED): it says it is searching, and the
+            # full request (provisional) finds it.
+            plan.provisional = True
+            plan.no_fit = _no_fit(workload, cand, None, usable, searching=True)
+        else:
+            found = known[0] if known is not None else (yield from reuse.smallest_fitting_steps(
+                workload, pins, lambda: smallest_fitting_steps(
+                    requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid)))
+            plan.no_fit = _no_fit(workload, cand, found, usable)
     par, report = cand.parallelism, cand.report
     plan.parallelism = par
     plan.report = report

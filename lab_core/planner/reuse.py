@@ -58,13 +58,19 @@ def clear():
     SMALLEST_FITTING.items.clear()
 
 
-def smallest_fitting(workload, pins, compute):
-    """compute() (nofit.smallest_fitting for `workload` and `pins`), once per memory-relevant inputs."""
-    key = workload_key(workload, pins, _NOT_MEMORY)
-    found = SMALLEST_FITTING.get(key)
+def known_smallest_fitting(workload, pins):
+    """(found,) if smallest_fitting_steps ran for these memory-relevant inputs, else None."""
+    return SMALLEST_FITTING.get(workload_key(workload, pins, _NOT_MEMORY))
+
+
+def smallest_fitting_steps(workload, pins, steps):
+    """The result of `steps` (nofit.smallest_fitting_steps for `workload` and
+    `pins`), run once per memory-relevant inputs; a steps generator itself."""
+    found = known_smallest_fitting(workload, pins)
     if found is None:
-        found = (compute(),)  # a tuple, so that "nothing fits anywhere" (None) is remembered too
-        SMALLEST_FITTING.put(key, found)
+        result = yield from steps()
+        found = (result,)  # a tuple, so that "nothing fits anywhere" (None) is remembered too
+        SMALLEST_FITTING.put(workload_key(workload, pins, _NOT_MEMORY), found)
     return found[0]
 
 

@@ -36,10 +36,22 @@ def test_a_search_within_the_budget_is_final():
     assert not plan.provisional and plan.search["complete"]
 
 
-def test_nothing_fits_is_never_provisional():
+def test_nothing_fits_quick_answer_leaves_only_the_smallest_gpu_count_to_the_full_search():
+    # The smallest count that fits scans every layout up to MAX_GPUS_SEARCHED: a quick
+    # answer says it is searching (provisional), with the closest plan the full answer has.
     reuse.clear()
-    plan = recommend(Workload(params=1e12, gpus=8), budget=1)
-    assert not plan.fits and not plan.provisional
+    w = Workload(params=1e12, gpus=8)
+    quick = recommend(w, budget=1)
+    assert not quick.fits and quick.provisional
+    assert quick.no_fit["min_gpus_searching"] and quick.no_fit["min_gpus"] is None
+    assert quick.decisions[0]["reason"] == "nothing_fits_searching"
+    full = recommend(w)
+    assert not full.fits and not full.provisional and not full.no_fit["min_gpus_searching"]
+    assert full.parallelism == quick.parallelism and full.report.memory_bytes == quick.report.memory_bytes
+    assert full.no_fit["min_gpus"] > 8 and full.decisions[0]["reason"] == "nothing_fits"
+    # The count depends on memory only: another GPU count where nothing fits knows it at once.
+    again = recommend(Workload(params=1e12, gpus=16), budget=1)
+    assert not again.provisional and again.no_fit["min_gpus"] == full.no_fit["min_gpus"]
 
 
 def test_plan_json_says_provisional():

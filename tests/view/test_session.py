@@ -98,6 +98,27 @@ def test_nothing_fits_is_a_result_with_the_smallest_gpu_count(sessions, params, 
     assert "fit on one device" not in view["stage"]["text"]
 
 
+def test_a_quick_answer_where_nothing_fits_says_the_smallest_gpu_count_is_being_searched(sessions):
+    """The quick answer does not wait for the scan of every layout up to the most GPUs
+    (planner/nofit.py): it is provisional and says so; the full answer names the count."""
+    from lab_core import Workload
+    from lab_core.planner import reuse
+
+    inputs = dict(default_inputs(), params=2e12, gpus=1)
+    for lang, shared in sessions.items():
+        reuse.clear()
+        session = Session({"catalog": shared.catalog, "kinds": shared.kinds})  # nothing answered before
+        quick = json.loads(session.handle(json.dumps({"inputs": inputs, "quick": True})))
+        assert quick["ok"] and quick["provisional"] and not quick["view"]["plan"]["fits"]
+        searching = session.catalog["lab"]["nofit_searching"].rsplit("}", 1)[1]  # the sentence's own end
+        assert searching in quick["view"]["plan"]["nofit"], lang
+        assert quick["view"]["stage"]["id"] == "no_fit" and searching in quick["view"]["stage"]["text"]
+        full = json.loads(session.handle(json.dumps({"inputs": inputs})))
+        assert full["ok"] and not full["provisional"]
+        min_gpus = reuse.known_smallest_fitting(Workload(**inputs), None)[0][0]
+        assert searching not in full["view"]["plan"]["nofit"] and f"{min_gpus:,}" in full["view"]["plan"]["nofit"]
+
+
 @pytest.mark.parametrize("typed, field, fragment", [
     ({"gpus": "100000"}, "gpus", "32,768"), ({"params": "lots"}, "params", "lots"), ({"seq_len": "1e9"}, "seq_len", "128K"),
 ])
