@@ -34,7 +34,7 @@ let refining = null; // the refine job in progress (Session.start), dropped by a
 
 // Work per slice of a refining search before the worker looks at its messages
 // again: a move that arrives during a refine waits at most about this long.
-const REFINE_SLICE_MS = 4;
+const REFINE_SLICE_MS = 2;
 
 // A task boundary without setTimeout's clamping: the next message event runs first.
 // Wall-clock time shared with the page (timeOrigin differs between page and
