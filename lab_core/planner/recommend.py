@@ -147,10 +147,9 @@ def _no_fit_steps(workload, pins, closest, usable, budget, smallest):
     """_no_fit, as steps. A quick answer (budget) does not wait for the smallest GPU
     count that fits (`smallest`: a scan of every layout up to MAX_GPUS_SEARCHED) unless
     it is known: it says it is searching, and the full request finds it."""
-    known = reuse.known_smallest_fitting(workload, pins)
-    if known is None and budget is not None:
+    if budget is not None and reuse.known_smallest_fitting(workload, pins) is None:
         return _no_fit(workload, closest, None, usable, searching=True)
-    found = known[0] if known is not None else (yield from reuse.smallest_fitting_steps(workload, pins, smallest))
+    found = yield from reuse.smallest_fitting_steps(workload, pins, smallest)
     return _no_fit(workload, closest, found, usable)
 
 

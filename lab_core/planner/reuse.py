@@ -66,11 +66,12 @@ def known_smallest_fitting(workload, pins):
 def smallest_fitting_steps(workload, pins, steps):
     """The result of `steps` (nofit.smallest_fitting_steps for `workload` and
     `pins`), run once per memory-relevant inputs; a steps generator itself."""
-    found = known_smallest_fitting(workload, pins)
+    key = workload_key(workload, pins, _NOT_MEMORY)
+    found = SMALLEST_FITTING.get(key)
     if found is None:
         result = yield from steps()
         found = (result,)  # a tuple, so that "nothing fits anywhere" (None) is remembered too
-        SMALLEST_FITTING.put(workload_key(workload, pins, _NOT_MEMORY), found)
+        SMALLEST_FITTING.put(key, found)
     return found[0]
 
 

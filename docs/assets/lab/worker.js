@@ -36,11 +36,11 @@ let refining = null; // the refine job in progress (Session.start), dropped by a
 // again: a move that arrives during a refine waits at most about this long.
 const REFINE_SLICE_MS = 2;
 
-// A task boundary without setTimeout's clamping: the next message event runs first.
 // Wall-clock time shared with the page (timeOrigin differs between page and
 // worker): when a request arrived and its answer left, for the bench's breakdown.
 const now = () => performance.timeOrigin + performance.now();
 
+// A task boundary without setTimeout's clamping: the next message event runs first.
 const nextTask = () => new Promise((resolve) => {
   const channel = new MessageChannel();
   channel.port1.onmessage = () => resolve();
