@@ -118,7 +118,6 @@ def retarget(result, workload):
     out.best = again(result.best)
     out.closest = again(result.closest)
     out.stage_best = {stage: again(cand) for stage, cand in result.stage_best.items()}
-    out.candidates = list(fresh.values())
     out.evaluated = len(fresh)
     out.considered = 0
     out.complete = True

@@ -111,9 +111,12 @@ SINGLE_GPU = Grid(1, 1, 1, 1, 1, 0, 0)
 
 
 class SearchResult:
-    """What recommend() needs from the search."""
+    """What recommend() needs from the search, and no more: results stay in
+    reuse.SEARCHES, and every plan kept there is one more object the garbage
+    collector walks on each full pass (the fitting plans of 256 searches made
+    its pauses 20-70 ms in Pyodide: issue 19)."""
 
-    __slots__ = ("workload", "gpus_used", "chosen", "best", "candidates", "stage_best",
+    __slots__ = ("workload", "gpus_used", "chosen", "best", "stage_best",
                  "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
                  "considered", "complete")
 
@@ -297,7 +300,6 @@ def search_steps(workload, pins=None, budget=None, hint=None):
     result.evaluated = run.evaluated
     result.considered = run.considered
     result.layouts, result.layouts_feasible, result.layouts_expanded = layouts, feasible, expanded
-    result.candidates = run.fitting
     fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
     result.stage_best = {}

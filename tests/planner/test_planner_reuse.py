@@ -51,3 +51,38 @@ def test_caches_keep_the_most_recent(monkeypatch):
     assert len(reuse.PLANS.items) == 4 and len(reuse.SEARCHES.items) == 4
     last = Workload(params=1.3e8, gpus=10)
     assert recommend(last) is recommend(last)
+
+
+def _candidates_in(value, seen):
+    """Every Candidate reachable from `value` through slots, lists, tuples and dicts."""
+    from lab_core.planner.search import Candidate
+
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, Candidate):
+        yield value
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _candidates_in(item, seen)
+    elif isinstance(value, (list, tuple, set)):
+        for item in value:
+            yield from _candidates_in(item, seen)
+    elif hasattr(type(value), "__slots__") and type(value).__module__.startswith("lab_core.planner"):
+        for name in type(value).__slots__:
+            yield from _candidates_in(getattr(value, name, None), seen)
+
+
+def test_a_kept_search_holds_only_the_plans_recommend_reads():
+    # The search evaluates dozens of fitting plans; a result kept for reuse holds the chosen,
+    # best and closest plans and the best of each shape, so the caches stay small for the
+    # cycle collector (lab_view/heap.py).
+    reuse.clear()
+    plan = recommend(Workload(params=175e9, gpus=1024, global_batch_tokens=1536 * 2048))
+    assert plan.search["plans_evaluated"] > 20
+    (result,) = reuse.SEARCHES.items.values()
+    kept = {id(c) for c in _candidates_in(result, set())}
+    read = {id(c) for c in [result.chosen, result.best, result.closest, *result.stage_best.values()] if c is not None}
+    assert kept == read
+    assert len(kept) < plan.search["plans_evaluated"] / 4

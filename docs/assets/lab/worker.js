@@ -171,8 +171,12 @@ async function snapshotPays(downloads, snapshot, policy) {
 
 async function startSession(pyodide, downloads, pyzipURL, sessionConfig) {
   pyodide.unpackArchive(await downloads.bytes(pyzipURL), "zip");
-  const Session = pyodide.pyimport("lab_view").Session;
-  return Session(sessionConfig);
+  const labView = pyodide.pyimport("lab_view");
+  const made = labView.Session(sessionConfig);
+  // What exists now lives as long as the worker: out of the cycle collector's
+  // passes, which otherwise paused answers for tens of ms (lab_view/heap.py).
+  labView.freeze_startup_objects();
+  return made;
 }
 
 async function boot({ boot: files, sessionConfig, stallMs, useCache, allowSnapshot, snapshotPolicy }) {
