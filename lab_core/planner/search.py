@@ -39,6 +39,8 @@ tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-sha
 bests against an exhaustive search; test_planner_pruning.py that recommend()
 gives the same plan with every bound-based skip off (the bench's cases).
 """
+import heapq
+
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
@@ -363,19 +365,20 @@ def _run(run, pins, hint=None):
             reference = shared.get((grid.tp, grid.cp, grid.ep))
             if reference is None:
                 reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
-            rows = _interleave_rows(ctx, grid, choices, largest)
-            if not rows:
+            if choices.interleave is None:
+                # Its floor at the largest micro-batch (no bubble), below the least over its rows
+                # (never empty: b = 1 has v = 1); those come when the grid's turn comes (_by_floor).
+                live.append((reference.floor(ctx, grid, largest), grid, largest, (reference, None)))
                 continue
-            live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if rows:
+                live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
         else:
             live.append((run.bound(grid).floor(largest), grid, largest, None))
-    # Most promising grids first, so later ones meet a strong incumbent; a grid
-    # whose floor cannot matter is never probed nor expanded into its rows.
-    live.sort(key=lambda item: (item[0], item[1]))
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
-    for floor_s, grid, largest, shared_rows in live:
+    for floor_s, grid, largest, shared_rows in _by_floor(run, ctx, live, choices):
         yield
         simplest = _simplest(grid, choices, choices.interleave or 1)
         # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
@@ -404,6 +407,33 @@ def _run(run, pins, hint=None):
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
+
+
+def _by_floor(run, ctx, live, choices):
+    """The live grids (floor, grid, largest, shared) in increasing order of their
+    floor (then grid), so later ones meet a strong incumbent; a grid whose floor
+    cannot matter is never probed nor expanded into its rows. With a shared floor
+    (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch,
+    which no row's bound is below (SharedFloor.floor: least at the largest
+    micro-batch, and the bubble only adds); the bound over its rows (SharedFloor.least)
+    is computed when that grid comes first, and the grid goes back in its place.
+    So the order is that of the rows' bounds, and a grid that its first floor already
+    rules out (the incumbent only gets stronger) never has its rows computed."""
+    heap = [(floor_s, grid, largest, shared, shared is not None and shared[1] is None)
+            for floor_s, grid, largest, shared in live]
+    heapq.heapify(heap)
+    per_step = run.goodput_per_step
+    while heap:
+        floor_s, grid, largest, shared, provisional = heapq.heappop(heap)
+        if not provisional:
+            yield floor_s, grid, largest, shared
+            continue
+        if not run.worth_any(per_step / floor_s, shape_classes(grid), None,
+                             _simplest(grid, choices, choices.interleave or 1)):
+            continue
+        reference = shared[0]
+        rows = _interleave_rows(ctx, grid, choices, largest)
+        heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), False))
 
 
 def _interleave_rows(ctx, grid, choices, largest):
