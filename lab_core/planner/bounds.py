@@ -84,6 +84,10 @@ def _sync_params(ctx, grid):
 def _optimizer_s(ctx, grid, zero):
     """sync.py's optimizer step of the grid at a ZeRO stage (modern: shared and
     expert state each over its own ranks; 2021 stack: all over dp x cp)."""
+    return _remember(ctx, ("optimizer", grid, zero), _optimizer_at, grid, zero)
+
+
+def _optimizer_at(ctx, grid, zero):
     shared, expert = _sync_params(ctx, grid)
     ranks = grid.dp * grid.cp
     if not ctx.modern:
@@ -373,14 +377,20 @@ class SharedFloor:
             self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
             self.cp.layers = 1  # one layer's exchange; each stage has L of them
 
-    def _per_sequence_parts(self, ctx, grid, b):
-        """(one layer's forward GEMM seconds, the output layer's seconds) per sequence at b, memoised."""
-        key = (grid.ep, b)
+    def _parts(self, ctx, grid, b, recompute):
+        """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
+        changes: one layer's forward GEMM seconds and the output layer's per sequence, the
+        bus efficiency of a TP message of b sequences, one micro-batch's context-parallel
+        exchange of one layer and its expert all-to-all (memoised by b and recompute)."""
+        key = (b, recompute)
         found = self.parts.get(key)
         if found is None:
             forward, backward = _logits_s(ctx, grid.tp, grid.cp, b)
-            found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
-                                       (forward + backward) / b)
+            found = self.parts[key] = (
+                _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b, (forward + backward) / b,
+                size_efficiency(self.tp_message_bytes * b) if self.tp_s_at_asymptote else None,
+                self.cp.seconds(b) if self.cp is not None else None,
+                _expert_exchange_s(ctx, grid, b, recompute) if ctx.shape.experts is not None else None)
         return found
 
     def least(self, ctx, grid, rows, recompute="none"):
@@ -406,18 +416,18 @@ class SharedFloor:
         b = largest_micro_batch
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
-        gemm, logits = self._per_sequence_parts(ctx, grid, b)
+        gemm, logits, tp_efficiency, cp_s, expert_s = self._parts(ctx, grid, b, recompute)
         layer = self.layer_s + 3.0 * gemm
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":
             layer += self.replay_s + gemm
             overhead += cal.LAYER_PASS_OVERHEAD_S
-        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) * self.tp_exposed_share
+        tp = (self.tp_s_at_asymptote * sequences / tp_efficiency * self.tp_exposed_share
               if self.tp_s_at_asymptote else 0.0)
-        exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
-        if ctx.shape.experts is not None:
+        exchange = m * cp_s if cp_s is not None else 0.0
+        if expert_s is not None:
             # Every layer is a mixture of experts here (shared_floor_applies).
-            exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
+            exchange += m * expert_s
         busy = 0.0
         for stage in grid_stages(ctx, grid):
             L = stage.layers

@@ -143,6 +143,7 @@ class _Search:
         self.simpler = Staircase()
         self.seen = {}
         self.bounds = {}
+        self.row_modes = {}
         self.budget = budget
         self.floors = []
         # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
@@ -388,10 +389,9 @@ def _run(run, pins, hint=None):
         if shared_rows is not None:
             reference, rows = shared_rows
             # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
-            state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
-            floor_s = reference.least(ctx, grid, [(b, v, _least_mode(run, grid, choices, state, b, choices.interleave
-                                                                      or 1)) for b, v in rows])
-            full_s = reference.least(ctx, grid, rows, "full")
+            floor_s = reference.least(ctx, grid, [(b, v, _row_mode(run, grid, choices, b)) for b, v in rows])
+            # Only full_3d plans need the full-recompute bound (worth_any).
+            full_s = reference.least(ctx, grid, rows, "full") if "full_3d" in classes else floor_s
         else:
             full_s = run.bound(grid).floor(largest, "full")
         if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
@@ -494,7 +494,7 @@ class _Layout:
         rows = []
         for b in choices.micro_batches(R):
             # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
-            mode = _least_mode(run, grid, choices, self.states[-1], b, choices.interleave or 1)
+            mode = _row_mode(run, grid, choices, b)
             if mode is None:
                 break
             vs = choices.interleaves(grid, ctx.layers, R // b)
@@ -506,6 +506,17 @@ class _Layout:
         rows.sort()
         self.rows = rows
         self.lower_bound = rows[0][0] if rows else None
+
+
+def _row_mode(run, grid, choices, b):
+    """_least_mode at the most sharded ZeRO stage and the least interleaving
+    (the pinned one, or 1) of micro-batch b on the grid, once per search."""
+    key = (grid, b)
+    found = run.row_modes.get(key, False)
+    if found is False:
+        state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+        found = run.row_modes[key] = _least_mode(run, grid, choices, state, b, choices.interleave or 1)
+    return found
 
 
 def _least_mode(run, grid, choices, state, b, v):
