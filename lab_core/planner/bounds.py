@@ -10,6 +10,8 @@ returns comes from evaluate(). tests/planner/test_planner_bounds.py checks
 that memory is exact and that the time bound never exceeds evaluate()'s step
 time, so a model change that breaks either shows up there.
 """
+from operator import add
+
 from .. import calibration as cal
 from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
@@ -42,11 +44,7 @@ def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequen
 
 def fits(states, activations):
     """The most loaded GPU's bytes: the largest state + activations of any stage."""
-    most = None
-    for a, b in zip(states, activations):
-        if most is None or a + b > most:
-            most = a + b
-    return most
+    return max(map(add, states, activations))
 
 
 def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):

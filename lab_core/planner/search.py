@@ -223,7 +223,7 @@ def recompute_modes(flash, per_op_selective=False):
 class Choices:
     """The values searched for the fields a grid leaves open, after the pins."""
 
-    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave")
+    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "_divisors")
 
     def __init__(self, flash, pins, per_op_selective=False):
         get = pins.get if pins is not None else {}.get
@@ -234,6 +234,13 @@ class Choices:
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")
         self.interleave = get("interleave")
+        self._divisors = {}  # the search asks for the same few counts' divisors again and again
+
+    def _divisors_of(self, n):
+        found = self._divisors.get(n)
+        if found is None:
+            found = self._divisors[n] = tuple(divisors(n))
+        return found
 
     def zeros(self, grid):
         zeros = (0, 1, 2, 3) if grid.shards else (0,)
@@ -248,12 +255,12 @@ class Choices:
 
     def micro_batches(self, replica_batch):
         if self.micro_batch is None:
-            return divisors(replica_batch)
+            return self._divisors_of(replica_batch)
         return [self.micro_batch] if replica_batch % self.micro_batch == 0 else []
 
     def interleaves(self, grid, layers, micro_batches):
         if grid.pp > 1 and micro_batches % grid.pp == 0:
-            vs = tuple(divisors(grid.interleave_layers(layers)))
+            vs = self._divisors_of(grid.interleave_layers(layers))
         else:
             vs = (1,)
         if self.interleave is None:
