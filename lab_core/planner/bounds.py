@@ -348,7 +348,8 @@ class SharedFloor:
     out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts")
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts",
+                 "steps")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
@@ -370,6 +371,7 @@ class SharedFloor:
                                   if grid.tp > 1 else 0.0)
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
+        self.steps = {}  # least()'s bound of a row by (grid, b, v, recompute)
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
             self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
@@ -399,11 +401,15 @@ class SharedFloor:
         (b, v, mode) bounds plans that recompute at least `mode` (floor() never
         falls with more recompute)."""
         best = None
+        steps = self.steps
         for row in rows:
             b, v = row[0], row[1]
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
-            busy = self.floor(ctx, grid, b, mode, optimizer=False)
-            step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
+            key = (grid, b, v, mode)
+            step = steps.get(key)
+            if step is None:
+                busy = self.floor(ctx, grid, b, mode, optimizer=False)
+                step = steps[key] = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
             if best is None or step < best:
                 best = step
         return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)

@@ -396,7 +396,8 @@ def _run(run, pins, hint=None):
         if shared_rows is not None:
             reference, rows = shared_rows
             # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
-            floor_s = reference.least(ctx, grid, [(b, v, _row_mode(run, grid, choices, b)) for b, v in rows])
+            modes = _row_modes(run, grid, choices, [b for b, _ in rows])
+            floor_s = reference.least(ctx, grid, [(b, v, mode) for (b, v), mode in zip(rows, modes)])
             # Only full_3d plans need the full-recompute bound (worth_any).
             full_s = reference.least(ctx, grid, rows, "full") if "full_3d" in classes else floor_s
         else:
@@ -526,6 +527,33 @@ def _row_mode(run, grid, choices, b):
     return found
 
 
+def _row_modes(run, grid, choices, sizes):
+    """_row_mode of each micro-batch of `sizes` (ascending, each of whose least
+    recompute fits). Memory grows with the micro-batch at every recompute mode
+    (as _largest_micro_batch uses), so the least mode that fits never falls as b
+    grows: each mode's last fitting size is found by a binary search."""
+    if len(sizes) < 4:
+        return [_row_mode(run, grid, choices, b) for b in sizes]
+    ctx, usable, modes = run.ctx, run.usable, choices.modes
+    state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
+    v, sp = choices.interleave or 1, choices.sp(grid)
+    out = [modes[-1]] * len(sizes)
+    start = 0  # sizes before `start` have a lesser mode already
+    for mode in modes[:-1]:
+        lo, hi = start, len(sizes)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[start:lo] = [mode] * (lo - start)
+        start = lo
+    for b, mode in zip(sizes, out):
+        run.row_modes[(grid, b)] = mode
+    return out
+
+
 def _least_mode(run, grid, choices, state, b, v):
     """The least recompute mode that fits with this training state (the most
     sharded ZeRO stage's) at micro-batch b and interleave v, or None.
@@ -565,10 +593,12 @@ def _search_layout(run, lay, choices):
     may_be_full = "full_3d" in lay.stages
     v_most = choices.interleave or (2 if p > 1 else 1)
     for row_bound, b, vs, row_mode in lay.rows:
-        full = bound.floor(b, "full")
         # As possible_classes, at this micro-batch.
         stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
             else ("tensor_pipeline",)
+        # Only full_3d plans need the full-recompute bounds (worth_any).
+        may_be_full_b = "full_3d" in stages
+        full = bound.floor(b, "full") if may_be_full_b else row_bound
         if not run.worth_any(goodput_per_step / row_bound, stages,
                              goodput_per_step / (full if full > row_bound else row_bound),
                              _simplest(grid, choices, choices.interleave or 1, row_mode)):
@@ -576,7 +606,7 @@ def _search_layout(run, lay, choices):
         for v in vs:
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
-            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)
+            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if may_be_full_b else fastest
             if not run.worth_any(fastest, stages, full_v, _simplest(grid, choices, v, row_mode)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
