@@ -615,6 +615,16 @@ class StepBound:
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         return self._busy(largest_micro_batch, recompute, True) + optimizer
 
+    def row_floor(self, micro_batch, interleave):
+        """Lower bound on step() at this micro-batch for every interleaving up to
+        `interleave`, ZeRO stage and recompute: floor()'s busy time plus the
+        fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of it
+        (the step is at least max(B, sends) + bubble(B) + optimizer, B >= busy)."""
+        m = self.sequences_per_replica // micro_batch
+        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
+        busy = self._busy(micro_batch, "none", True)
+        return (busy * (1.0 + (self.pp - 1.0) / interleave / m) + optimizer) * _ROUNDING
+
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""
         bubble = drain * (B + sends)

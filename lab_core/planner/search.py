@@ -408,7 +408,7 @@ def _run(run, pins, hint=None):
         full_s = bound.floor(largest, "full")
         if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
-        layout = _Layout(run, grid, bound, choices, classes)
+        layout = _Layout(run, grid, bound, choices, classes, largest)
         if layout.rows:
             feasible += 1
             run.layouts = (len(grids), len(live), feasible)
@@ -485,35 +485,65 @@ def _simplest(grid, choices, v, mode=None):
 
 
 class _Layout:
-    """One grid with its micro-batch rows and optimistic bounds."""
+    """One grid with its micro-batch rows and optimistic bounds.
 
-    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
+    A row's bound (the step bound at its best interleaving, _best_v) is
+    computed when the row is next in line (rows_in_order): until then the row
+    waits with its floor (StepBound.row_floor: the least busy time and bubble,
+    no exposed sync), which is below it. So rows come in the
+    order of their bounds, and a row whose floor already cannot matter is never
+    bounded."""
 
-    # A row: (bound, b, interleaves, least recompute mode any of its plans can use).
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound")
 
-    def __init__(self, run, grid, bound, choices, stages):
+    # A row: (bound, b, interleaves, least recompute mode any of its plans can use, bounded).
+
+    def __init__(self, run, grid, bound, choices, stages, largest):
         ctx = run.ctx
         self.grid, self.bound = grid, bound
         self.zeros = choices.zeros(grid)
         self.states = [stage_state_bytes(ctx, grid, z) for z in self.zeros]
         self.stages = stages
-        sp = choices.sp(grid)
+        self.sp = choices.sp(grid) or grid.tp == 1
+        self.zero_bound = choices.zero  # None: the bound of the fastest ZeRO stage
         R = ctx.batch_sequences // grid.dp
         rows = []
-        for b in choices.micro_batches(R):
-            # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
-            mode = _row_mode(run, grid, choices, b)
-            if mode is None:
-                break
+        # Memory grows with b: none above `largest` fits even at ZeRO-max and the most recompute.
+        sizes = [b for b in choices.micro_batches(R) if b <= largest]
+        for b, mode in zip(sizes, _row_modes(run, grid, choices, sizes)):
             vs = choices.interleaves(grid, ctx.layers, R // b)
             if not vs:
                 continue
-            zero = choices.zero  # None: the bound of the fastest ZeRO stage
-            v = _best_v(bound, b, vs, zero, mode, sp or grid.tp == 1)
-            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs, mode))
-        rows.sort()
+            rows.append((bound.row_floor(b, vs[-1]), b, vs, mode, False))
+        heapq.heapify(rows)
         self.rows = rows
-        self.lower_bound = rows[0][0] if rows else None
+        self.lower_bound = self._first()[0] if rows else None
+
+    def _bounded(self, row):
+        """The row with its own bound (at the interleaving that minimises it)."""
+        _, b, vs, mode, _ = row
+        zero = self.zero_bound
+        v = _best_v(self.bound, b, vs, zero, mode, self.sp)
+        return self.bound.step(b, v, zero, mode, self.sp), b, vs, mode, True
+
+    def _first(self):
+        """The row with the least bound, bounding rows until it is one that has its own."""
+        rows = self.rows
+        while not rows[0][4]:
+            heapq.heapreplace(rows, self._bounded(rows[0]))
+        return rows[0]
+
+    def rows_in_order(self, still_worth):
+        """(bound, b, interleaves, mode) of the rows, least bound first; a row whose
+        floor fails still_worth(floor, b, mode) is dropped unbounded (its bound, no lower,
+        would fail it too: the incumbent only gets stronger)."""
+        rows = self.rows
+        while rows:
+            row = heapq.heappop(rows)
+            if row[4]:
+                yield row[:4]
+            elif still_worth(row[0], row[1], row[3]):
+                heapq.heappush(rows, self._bounded(row))
 
 
 def _row_mode(run, grid, choices, b):
@@ -532,8 +562,9 @@ def _row_modes(run, grid, choices, sizes):
     recompute fits). Memory grows with the micro-batch at every recompute mode
     (as _largest_micro_batch uses), so the least mode that fits never falls as b
     grows: each mode's last fitting size is found by a binary search."""
-    if len(sizes) < 4:
-        return [_row_mode(run, grid, choices, b) for b in sizes]
+    known = [run.row_modes.get((grid, b), False) for b in sizes]
+    if len(sizes) < 4 or False not in known:
+        return [mode if mode is not False else _row_mode(run, grid, choices, b) for b, mode in zip(sizes, known)]
     ctx, usable, modes = run.ctx, run.usable, choices.modes
     state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
     v, sp = choices.interleave or 1, choices.sp(grid)
@@ -592,16 +623,24 @@ def _search_layout(run, lay, choices):
     replica = t * c * p * e == 1
     may_be_full = "full_3d" in lay.stages
     v_most = choices.interleave or (2 if p > 1 else 1)
-    for row_bound, b, vs, row_mode in lay.rows:
+    def row_stages(b):
         # As possible_classes, at this micro-batch.
-        stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
+        return lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
             else ("tensor_pipeline",)
-        # Only full_3d plans need the full-recompute bounds (worth_any).
-        may_be_full_b = "full_3d" in stages
-        full = bound.floor(b, "full") if may_be_full_b else row_bound
-        if not run.worth_any(goodput_per_step / row_bound, stages,
+
+    def row_worth(row_bound, b, row_mode, stages):
+        # Only full_3d plans need the full-recompute bound (worth_any).
+        full = bound.floor(b, "full") if "full_3d" in stages else row_bound
+        return run.worth_any(goodput_per_step / row_bound, stages,
                              goodput_per_step / (full if full > row_bound else row_bound),
-                             _simplest(grid, choices, choices.interleave or 1, row_mode)):
+                             _simplest(grid, choices, choices.interleave or 1, row_mode))
+
+    # A row's floor is below its bound: a row it rules out is not bounded (_Layout.rows_in_order).
+    for row_bound, b, vs, row_mode in lay.rows_in_order(lambda floor_s, b, mode: row_worth(floor_s, b, mode,
+                                                                                           row_stages(b))):
+        stages = row_stages(b)
+        may_be_full_b = "full_3d" in stages
+        if not row_worth(row_bound, b, row_mode, stages):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
