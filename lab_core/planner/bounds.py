@@ -349,7 +349,7 @@ class SharedFloor:
     """
 
     __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts",
-                 "steps")
+                 "steps", "stages")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
@@ -372,6 +372,7 @@ class SharedFloor:
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
         self.steps = {}  # least()'s bound of a row by (grid, b, v, recompute)
+        self.stages = {}  # (layers, holds the output layer) of each kind of stage, by grid
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
             self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
@@ -433,9 +434,11 @@ class SharedFloor:
             # Every layer is a mixture of experts here (shared_floor_applies).
             exchange += m * expert_s
         busy = 0.0
-        for stage in grid_stages(ctx, grid):
-            L = stage.layers
-            compute = (L * layer + (logits if stage.output else 0.0)) * _ROUNDING
+        stages = self.stages.get(grid)
+        if stages is None:
+            stages = self.stages[grid] = tuple((stage.layers, stage.output) for stage in grid_stages(ctx, grid))
+        for L, output in stages:
+            compute = (L * layer + (logits if output else 0.0)) * _ROUNDING
             stage_busy = sequences * compute + m * L * overhead + L * (tp + exchange)
             if stage_busy > busy:
                 busy = stage_busy

@@ -398,11 +398,11 @@ def _run(run, pins, hint=None):
             # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
             modes = _row_modes(run, grid, choices, [b for b, _ in rows])
             floor_s = reference.least(ctx, grid, [(b, v, mode) for (b, v), mode in zip(rows, modes)])
-            # Only full_3d plans need the full-recompute bound (worth_any).
-            full_s = reference.least(ctx, grid, rows, "full") if "full_3d" in classes else floor_s
-        else:
-            full_s = run.bound(grid).floor(largest, "full")
-        if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
+            if not _worth_any_then_full(run, per_step / floor_s, classes,
+                                        lambda: per_step / reference.least(ctx, grid, rows, "full"), simplest):
+                continue
+        elif not run.worth_any(per_step / floor_s, classes, per_step / run.bound(grid).floor(largest, "full"),
+                               simplest):
             continue
         bound = run.bound(grid)
         full_s = bound.floor(largest, "full")
@@ -415,6 +415,16 @@ def _run(run, pins, hint=None):
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
+
+
+def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
+    """run.worth_any(bound_goodput, stages, full_goodput(), simplest), asking
+    full_goodput() (the full_3d plans' score) only when the other shapes and the
+    tie band do not decide."""
+    rest = tuple(stage for stage in stages if stage != "full_3d")
+    if run.worth_any(bound_goodput, rest, None, simplest):
+        return True
+    return len(rest) < len(stages) and run.worth_any(bound_goodput, ("full_3d",), full_goodput(), simplest)
 
 
 def _by_floor(run, ctx, live, choices):
