@@ -365,19 +365,27 @@ def _run(run, pins, hint=None):
         floors.append((floor, grid, floor_plan))
         if floor > usable:
             continue
-        largest = _largest_micro_batch(run, grid, choices)
-        if largest is None:
-            continue
-        if shared_floor:
+        if shared_floor and choices.interleave is None:
+            sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+            if not sizes:
+                continue
             # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
             reference = shared.get((grid.tp, grid.cp, grid.ep))
             if reference is None:
                 reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
-            if choices.interleave is None:
-                # Its floor at the largest micro-batch (no bubble), below the least over its rows
-                # (never empty: b = 1 has v = 1); those come when the grid's turn comes (_by_floor).
-                live.append((reference.floor(ctx, grid, largest), grid, largest, (reference, None)))
-                continue
+            # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
+            # test), and b = 1 has v = 1: a row. The grid waits with its floor at its largest
+            # micro-batch size; the largest that fits and the bound over its rows come when
+            # the grid's turn comes (_by_floor).
+            live.append((reference.floor(ctx, grid, sizes[-1]), grid, None, (reference, None)))
+            continue
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if shared_floor:
+            reference = shared.get((grid.tp, grid.cp, grid.ep))
+            if reference is None:
+                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
             rows = _interleave_rows(ctx, grid, choices, largest)
             if rows:
                 live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
@@ -431,12 +439,13 @@ def _by_floor(run, ctx, live, choices):
     """The live grids (floor, grid, largest, shared) in increasing order of their
     floor (then grid), so later ones meet a strong incumbent; a grid whose floor
     cannot matter is never probed nor expanded into its rows. With a shared floor
-    (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch,
-    which no row's bound is below (SharedFloor.floor: least at the largest
-    micro-batch, and the bubble only adds); the bound over its rows (SharedFloor.least)
-    is computed when that grid comes first, and the grid goes back in its place.
-    So the order is that of the rows' bounds, and a grid that its first floor already
-    rules out (the incumbent only gets stronger) never has its rows computed."""
+    (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch size
+    (largest None), then at the largest micro-batch that fits, which no row's bound
+    is below (SharedFloor.floor: least at the largest micro-batch, and the bubble only
+    adds); each tighter bound (the largest that fits, then the bound over its rows,
+    SharedFloor.least) is computed when that grid comes first, and the grid goes back
+    in its place. So the order is that of the rows' bounds, and a grid that a looser
+    floor already rules out (the incumbent only gets stronger) never gets the tighter ones."""
     heap = [(floor_s, grid, largest, shared, shared is not None and shared[1] is None)
             for floor_s, grid, largest, shared in live]
     heapq.heapify(heap)
@@ -450,6 +459,11 @@ def _by_floor(run, ctx, live, choices):
                              _simplest(grid, choices, choices.interleave or 1)):
             continue
         reference = shared[0]
+        if largest is None:
+            # Its floor at its largest micro-batch size; then at the largest that fits.
+            largest = _largest_micro_batch(run, grid, choices)
+            heapq.heappush(heap, (reference.floor(ctx, grid, largest), grid, largest, shared, True))
+            continue
         rows = _interleave_rows(ctx, grid, choices, largest)
         heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), False))
 
