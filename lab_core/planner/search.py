@@ -346,51 +346,12 @@ def _run(run, pins, hint=None):
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
     choices = Choices(ctx.flash, pins, ctx.per_op_selective)
-    usable = run.usable
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
     if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
-    floors = run.floors
-    live = []
-    shared = {}
-    shared_floor = shared_floor_applies(ctx)
-    for grid in grids:
-        yield
-        floor_plan = choices.floor(grid)
-        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
-            continue
-        floor = plan_memory(ctx, grid, *floor_plan)
-        floors.append((floor, grid, floor_plan))
-        if floor > usable:
-            continue
-        if shared_floor and choices.interleave is None:
-            sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-            if not sizes:
-                continue
-            # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
-            reference = shared.get((grid.tp, grid.cp, grid.ep))
-            if reference is None:
-                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
-            # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
-            # test), and b = 1 has v = 1: a row. The grid waits with its floor at its largest
-            # micro-batch size; the largest that fits and the bound over its rows come when
-            # the grid's turn comes (_by_floor).
-            live.append((reference.floor(ctx, grid, sizes[-1]), grid, None, (reference, None)))
-            continue
-        largest = _largest_micro_batch(run, grid, choices)
-        if largest is None:
-            continue
-        if shared_floor:
-            reference = shared.get((grid.tp, grid.cp, grid.ep))
-            if reference is None:
-                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
-            rows = _interleave_rows(ctx, grid, choices, largest)
-            if rows:
-                live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
-        else:
-            live.append((run.bound(grid).floor(largest), grid, largest, None))
+    live = yield from _live_grids(run, grids, choices)
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
@@ -423,6 +384,54 @@ def _run(run, pins, hint=None):
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
+
+
+def _live_grids(run, grids, choices):
+    """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None)] of the grids
+    some plan of which fits (their memory floors go to run.floors), in steps (one per
+    grid). A floor is below every plan of its grid; _by_floor orders and tightens them."""
+    ctx, usable, floors = run.ctx, run.usable, run.floors
+    live = []
+    shared = {}
+    shared_floor = shared_floor_applies(ctx)
+
+    def reference(grid):
+        # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+        found = shared.get((grid.tp, grid.cp, grid.ep))
+        if found is None:
+            found = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
+        return found
+
+    for grid in grids:
+        yield
+        floor_plan = choices.floor(grid)
+        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
+            continue
+        floor = plan_memory(ctx, grid, *floor_plan)
+        floors.append((floor, grid, floor_plan))
+        if floor > usable:
+            continue
+        if shared_floor and choices.interleave is None:
+            sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+            if sizes:
+                # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
+                # test), and b = 1 has v = 1: a row. The grid waits with its floor at its largest
+                # micro-batch size; the largest that fits and the bound over its rows come when
+                # the grid's turn comes (_by_floor).
+                ref = reference(grid)
+                live.append((ref.floor(ctx, grid, sizes[-1]), grid, None, (ref, None)))
+            continue
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if shared_floor:
+            ref = reference(grid)
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if rows:
+                live.append((ref.least(ctx, grid, rows), grid, largest, (ref, rows)))
+        else:
+            live.append((run.bound(grid).floor(largest), grid, largest, None))
+    return live
 
 
 def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
