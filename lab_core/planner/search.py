@@ -497,17 +497,24 @@ def _largest_micro_batch(run, grid, choices):
     zeros = choices.zeros(grid)
     if not sizes or not zeros:
         return None
+    state = stage_state_bytes(run.ctx, grid, zeros[-1])
+    lo = _fitting_end(run, grid, state, choices.modes[-1], sizes, 0, choices.interleave or 1, choices.sp(grid))
+    return sizes[lo - 1] if lo else None
+
+
+def _fitting_end(run, grid, state, mode, sizes, start, v, sp):
+    """The end of the run of `sizes` from `start` on (ascending micro-batches) that fit
+    with this training state and recompute mode: memory grows with the micro-batch,
+    so a binary search."""
     ctx, usable = run.ctx, run.usable
-    state = stage_state_bytes(ctx, grid, zeros[-1])
-    mode, v, sp = choices.modes[-1], choices.interleave or 1, choices.sp(grid)
-    lo, hi = 0, len(sizes)
+    lo, hi = start, len(sizes)
     while lo < hi:
         mid = (lo + hi) // 2
         if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
             lo = mid + 1
         else:
             hi = mid
-    return sizes[lo - 1] if lo else None
+    return lo
 
 
 def _simplest(grid, choices, v, mode=None):
@@ -598,21 +605,15 @@ def _row_modes(run, grid, choices, sizes):
     known = [run.row_modes.get((grid, b), False) for b in sizes]
     if len(sizes) < 4 or False not in known:
         return [mode if mode is not False else _row_mode(run, grid, choices, b) for b, mode in zip(sizes, known)]
-    ctx, usable, modes = run.ctx, run.usable, choices.modes
-    state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
+    modes = choices.modes
+    state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
     v, sp = choices.interleave or 1, choices.sp(grid)
     out = [modes[-1]] * len(sizes)
     start = 0  # sizes before `start` have a lesser mode already
     for mode in modes[:-1]:
-        lo, hi = start, len(sizes)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[start:lo] = [mode] * (lo - start)
-        start = lo
+        end = _fitting_end(run, grid, state, mode, sizes, start, v, sp)
+        out[start:end] = [mode] * (end - start)
+        start = end
     for b, mode in zip(sizes, out):
         run.row_modes[(grid, b)] = mode
     return out
