@@ -26,7 +26,10 @@ What is skipped, and why it is safe (the model's own structure):
   its own shape (kept as an alternative); the check runs per grid, per
   micro-batch (over all interleavings), per interleaving, then per plan, and
   grids and micro-batches are visited best bound first so the incumbent is
-  strong early. A grid, micro-batch or interleaving that cannot produce a
+  strong early. A grid or micro-batch waits in line with a looser bound below
+  its own (_by_floor, _Layout.rows_in_order) and gets the tighter one only when
+  it comes first, so the order is the tighter bounds' and one the looser bound
+  already rules out is never bounded further. A grid, micro-batch or interleaving that cannot produce a
   full_3d plan (shapes.possible_classes: no plan of it needs full recompute)
   need not beat the best full_3d plan;
 - in the tie band, a candidate whose bound does not beat a strictly simpler
