@@ -37,15 +37,12 @@ class Stage:
     micro-batches (p - index under 1F1B), and whether it holds the embedding or
     the output layer."""
 
-    __slots__ = ("kind", "layers", "dense", "index", "embedding", "output")
+    __slots__ = ("kind", "layers", "dense", "moe", "index", "embedding", "output")
 
     def __init__(self, kind, layers, index, embedding, output, dense):
         self.kind, self.layers, self.index, self.embedding, self.output = kind, layers, index, embedding, output
         self.dense = dense
-
-    @property
-    def moe(self):
-        return self.layers - self.dense
+        self.moe = layers - dense
 
 
 def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None):

@@ -10,6 +10,8 @@ returns comes from evaluate(). tests/planner/test_planner_bounds.py checks
 that memory is exact and that the time bound never exceeds evaluate()'s step
 time, so a model change that breaks either shows up there.
 """
+from operator import add
+
 from .. import calibration as cal
 from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
@@ -42,11 +44,7 @@ def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequen
 
 def fits(states, activations):
     """The most loaded GPU's bytes: the largest state + activations of any stage."""
-    most = None
-    for a, b in zip(states, activations):
-        if most is None or a + b > most:
-            most = a + b
-    return most
+    return max(map(add, states, activations))
 
 
 def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):
@@ -84,6 +82,10 @@ def _sync_params(ctx, grid):
 def _optimizer_s(ctx, grid, zero):
     """sync.py's optimizer step of the grid at a ZeRO stage (modern: shared and
     expert state each over its own ranks; 2021 stack: all over dp x cp)."""
+    return _remember(ctx, ("optimizer", grid, zero), _optimizer_at, grid, zero)
+
+
+def _optimizer_at(ctx, grid, zero):
     shared, expert = _sync_params(ctx, grid)
     ranks = grid.dp * grid.cp
     if not ctx.modern:
@@ -346,7 +348,8 @@ class SharedFloor:
     out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts")
+    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts",
+                 "steps", "stages")
 
     def __init__(self, ctx, grid, probe):
         sequences = ctx.batch_sequences // grid.dp
@@ -368,19 +371,27 @@ class SharedFloor:
                                   if grid.tp > 1 else 0.0)
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
+        self.steps = {}  # least()'s bound of a row by (grid, b, v, recompute)
+        self.stages = {}  # (layers, holds the output layer) of each kind of stage, by grid
         self.cp = None
         if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
             self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
             self.cp.layers = 1  # one layer's exchange; each stage has L of them
 
-    def _per_sequence_parts(self, ctx, grid, b):
-        """(one layer's forward GEMM seconds, the output layer's seconds) per sequence at b, memoised."""
-        key = (grid.ep, b)
+    def _parts(self, ctx, grid, b, recompute):
+        """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
+        changes: one layer's forward GEMM seconds and the output layer's per sequence, the
+        bus efficiency of a TP message of b sequences, one micro-batch's context-parallel
+        exchange of one layer and its expert all-to-all (memoised by b and recompute)."""
+        key = (b, recompute)
         found = self.parts.get(key)
         if found is None:
             forward, backward = _logits_s(ctx, grid.tp, grid.cp, b)
-            found = self.parts[key] = (_gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b,
-                                       (forward + backward) / b)
+            found = self.parts[key] = (
+                _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b, (forward + backward) / b,
+                size_efficiency(self.tp_message_bytes * b) if self.tp_s_at_asymptote else None,
+                self.cp.seconds(b) if self.cp is not None else None,
+                _expert_exchange_s(ctx, grid, b, recompute) if ctx.shape.experts is not None else None)
         return found
 
     def least(self, ctx, grid, rows, recompute="none"):
@@ -391,11 +402,15 @@ class SharedFloor:
         (b, v, mode) bounds plans that recompute at least `mode` (floor() never
         falls with more recompute)."""
         best = None
+        steps = self.steps
         for row in rows:
             b, v = row[0], row[1]
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
-            busy = self.floor(ctx, grid, b, mode, optimizer=False)
-            step = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
+            key = (grid, b, v, mode)
+            step = steps.get(key)
+            if step is None:
+                busy = self.floor(ctx, grid, b, mode, optimizer=False)
+                step = steps[key] = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
             if best is None or step < best:
                 best = step
         return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
@@ -406,22 +421,24 @@ class SharedFloor:
         b = largest_micro_batch
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
-        gemm, logits = self._per_sequence_parts(ctx, grid, b)
+        gemm, logits, tp_efficiency, cp_s, expert_s = self._parts(ctx, grid, b, recompute)
         layer = self.layer_s + 3.0 * gemm
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":
             layer += self.replay_s + gemm
             overhead += cal.LAYER_PASS_OVERHEAD_S
-        tp = (self.tp_s_at_asymptote * sequences / size_efficiency(self.tp_message_bytes * b) * self.tp_exposed_share
+        tp = (self.tp_s_at_asymptote * sequences / tp_efficiency * self.tp_exposed_share
               if self.tp_s_at_asymptote else 0.0)
-        exchange = m * self.cp.seconds(b) if self.cp is not None else 0.0
-        if ctx.shape.experts is not None:
+        exchange = m * cp_s if cp_s is not None else 0.0
+        if expert_s is not None:
             # Every layer is a mixture of experts here (shared_floor_applies).
-            exchange += m * _expert_exchange_s(ctx, grid, b, recompute)
+            exchange += m * expert_s
         busy = 0.0
-        for stage in grid_stages(ctx, grid):
-            L = stage.layers
-            compute = (L * layer + (logits if stage.output else 0.0)) * _ROUNDING
+        stages = self.stages.get(grid)
+        if stages is None:
+            stages = self.stages[grid] = tuple((stage.layers, stage.output) for stage in grid_stages(ctx, grid))
+        for L, output in stages:
+            compute = (L * layer + (logits if output else 0.0)) * _ROUNDING
             stage_busy = sequences * compute + m * L * overhead + L * (tp + exchange)
             if stage_busy > busy:
                 busy = stage_busy
@@ -600,6 +617,16 @@ class StepBound:
         and no exposed sync; plus the least optimizer step."""
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         return self._busy(largest_micro_batch, recompute, True) + optimizer
+
+    def row_floor(self, micro_batch, interleave):
+        """Lower bound on step() at this micro-batch for every interleaving up to
+        `interleave`, ZeRO stage and recompute: floor()'s busy time plus the
+        fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of it
+        (the step is at least max(B, sends) + bubble(B) + optimizer, B >= busy)."""
+        m = self.sequences_per_replica // micro_batch
+        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
+        busy = self._busy(micro_batch, "none", True)
+        return (busy * (1.0 + (self.pp - 1.0) / interleave / m) + optimizer) * _ROUNDING
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""

@@ -26,7 +26,10 @@ What is skipped, and why it is safe (the model's own structure):
   its own shape (kept as an alternative); the check runs per grid, per
   micro-batch (over all interleavings), per interleaving, then per plan, and
   grids and micro-batches are visited best bound first so the incumbent is
-  strong early. A grid, micro-batch or interleaving that cannot produce a
+  strong early. A grid or micro-batch waits in line with a looser bound below
+  its own (_by_floor, _Layout.rows_in_order) and gets the tighter one only when
+  it comes first, so the order is the tighter bounds' and one the looser bound
+  already rules out is never bounded further. A grid, micro-batch or interleaving that cannot produce a
   full_3d plan (shapes.possible_classes: no plan of it needs full recompute)
   need not beat the best full_3d plan;
 - in the tie band, a candidate whose bound does not beat a strictly simpler
@@ -39,6 +42,8 @@ tests/planner/test_planner_search_exact.py checks optimum, tie-break and per-sha
 bests against an exhaustive search; test_planner_pruning.py that recommend()
 gives the same plan with every bound-based skip off (the bench's cases).
 """
+import heapq
+
 from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
@@ -144,6 +149,7 @@ class _Search:
         self.simpler = Staircase()
         self.seen = {}
         self.bounds = {}
+        self.row_modes = {}
         self.budget = budget
         self.floors = []
         # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
@@ -223,7 +229,7 @@ def recompute_modes(flash, per_op_selective=False):
 class Choices:
     """The values searched for the fields a grid leaves open, after the pins."""
 
-    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave")
+    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "_divisors")
 
     def __init__(self, flash, pins, per_op_selective=False):
         get = pins.get if pins is not None else {}.get
@@ -234,6 +240,13 @@ class Choices:
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")
         self.interleave = get("interleave")
+        self._divisors = {}  # the search asks for the same few counts' divisors again and again
+
+    def _divisors_of(self, n):
+        found = self._divisors.get(n)
+        if found is None:
+            found = self._divisors[n] = tuple(divisors(n))
+        return found
 
     def zeros(self, grid):
         zeros = (0, 1, 2, 3) if grid.shards else (0,)
@@ -248,12 +261,12 @@ class Choices:
 
     def micro_batches(self, replica_batch):
         if self.micro_batch is None:
-            return divisors(replica_batch)
+            return self._divisors_of(replica_batch)
         return [self.micro_batch] if replica_batch % self.micro_batch == 0 else []
 
     def interleaves(self, grid, layers, micro_batches):
         if grid.pp > 1 and micro_batches % grid.pp == 0:
-            vs = tuple(divisors(grid.interleave_layers(layers)))
+            vs = self._divisors_of(grid.interleave_layers(layers))
         else:
             vs = (1,)
         if self.interleave is None:
@@ -338,46 +351,16 @@ def _run(run, pins, hint=None):
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
     choices = Choices(ctx.flash, pins, ctx.per_op_selective)
-    usable = run.usable
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
     if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
-    floors = run.floors
-    live = []
-    shared = {}
-    shared_floor = shared_floor_applies(ctx)
-    for grid in grids:
-        yield
-        floor_plan = choices.floor(grid)
-        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
-            continue
-        floor = plan_memory(ctx, grid, *floor_plan)
-        floors.append((floor, grid, floor_plan))
-        if floor > usable:
-            continue
-        largest = _largest_micro_batch(run, grid, choices)
-        if largest is None:
-            continue
-        if shared_floor:
-            # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
-            reference = shared.get((grid.tp, grid.cp, grid.ep))
-            if reference is None:
-                reference = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
-            rows = _interleave_rows(ctx, grid, choices, largest)
-            if not rows:
-                continue
-            live.append((reference.least(ctx, grid, rows), grid, largest, (reference, rows)))
-        else:
-            live.append((run.bound(grid).floor(largest), grid, largest, None))
-    # Most promising grids first, so later ones meet a strong incumbent; a grid
-    # whose floor cannot matter is never probed nor expanded into its rows.
-    live.sort(key=lambda item: (item[0], item[1]))
+    live = yield from _live_grids(run, grids, choices)
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
-    for floor_s, grid, largest, shared_rows in live:
+    for floor_s, grid, largest, shared_rows in _by_floor(run, ctx, live, choices):
         yield
         simplest = _simplest(grid, choices, choices.interleave or 1)
         # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
@@ -387,25 +370,116 @@ def _run(run, pins, hint=None):
         if shared_rows is not None:
             reference, rows = shared_rows
             # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
-            state = stage_state_bytes(ctx, grid, choices.zeros(grid)[-1])
-            floor_s = reference.least(ctx, grid, [(b, v, _least_mode(run, grid, choices, state, b, choices.interleave
-                                                                      or 1)) for b, v in rows])
-            full_s = reference.least(ctx, grid, rows, "full")
-        else:
-            full_s = run.bound(grid).floor(largest, "full")
-        if not run.worth_any(per_step / floor_s, classes, per_step / full_s, simplest):
+            modes = _row_modes(run, grid, choices, [b for b, _ in rows])
+            floor_s = reference.least(ctx, grid, [(b, v, mode) for (b, v), mode in zip(rows, modes)])
+            if not _worth_any_then_full(run, per_step / floor_s, classes,
+                                        lambda: per_step / reference.least(ctx, grid, rows, "full"), simplest):
+                continue
+        elif not run.worth_any(per_step / floor_s, classes, per_step / run.bound(grid).floor(largest, "full"),
+                               simplest):
             continue
         bound = run.bound(grid)
         full_s = bound.floor(largest, "full")
         if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
-        layout = _Layout(run, grid, bound, choices, classes)
+        layout = _Layout(run, grid, bound, choices, classes, largest)
         if layout.rows:
             feasible += 1
             run.layouts = (len(grids), len(live), feasible)
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
+
+
+def _live_grids(run, grids, choices):
+    """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None)] of the grids
+    some plan of which fits (their memory floors go to run.floors), in steps (one per
+    grid). A floor is below every plan of its grid; _by_floor orders and tightens them."""
+    ctx, usable, floors = run.ctx, run.usable, run.floors
+    live = []
+    shared = {}
+    shared_floor = shared_floor_applies(ctx)
+
+    def reference(grid):
+        # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+        found = shared.get((grid.tp, grid.cp, grid.ep))
+        if found is None:
+            found = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
+        return found
+
+    for grid in grids:
+        yield
+        floor_plan = choices.floor(grid)
+        if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
+            continue
+        floor = plan_memory(ctx, grid, *floor_plan)
+        floors.append((floor, grid, floor_plan))
+        if floor > usable:
+            continue
+        if shared_floor and choices.interleave is None:
+            sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+            if sizes:
+                # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
+                # test), and b = 1 has v = 1: a row. The grid waits with its floor at its largest
+                # micro-batch size; the largest that fits and the bound over its rows come when
+                # the grid's turn comes (_by_floor).
+                ref = reference(grid)
+                live.append((ref.floor(ctx, grid, sizes[-1]), grid, None, (ref, None)))
+            continue
+        largest = _largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        if shared_floor:
+            ref = reference(grid)
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            if rows:
+                live.append((ref.least(ctx, grid, rows), grid, largest, (ref, rows)))
+        else:
+            live.append((run.bound(grid).floor(largest), grid, largest, None))
+    return live
+
+
+def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
+    """run.worth_any(bound_goodput, stages, full_goodput(), simplest), asking
+    full_goodput() (the full_3d plans' score) only when the other shapes and the
+    tie band do not decide."""
+    rest = tuple(stage for stage in stages if stage != "full_3d")
+    if run.worth_any(bound_goodput, rest, None, simplest):
+        return True
+    return len(rest) < len(stages) and run.worth_any(bound_goodput, ("full_3d",), full_goodput(), simplest)
+
+
+def _by_floor(run, ctx, live, choices):
+    """The live grids (floor, grid, largest, shared) in increasing order of their
+    floor (then grid), so later ones meet a strong incumbent; a grid whose floor
+    cannot matter is never probed nor expanded into its rows. With a shared floor
+    (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch size
+    (largest None), then at the largest micro-batch that fits, which no row's bound
+    is below (SharedFloor.floor: least at the largest micro-batch, and the bubble only
+    adds); each tighter bound (the largest that fits, then the bound over its rows,
+    SharedFloor.least) is computed when that grid comes first, and the grid goes back
+    in its place. So the order is that of the rows' bounds, and a grid that a looser
+    floor already rules out (the incumbent only gets stronger) never gets the tighter ones."""
+    heap = [(floor_s, grid, largest, shared, shared is not None and shared[1] is None)
+            for floor_s, grid, largest, shared in live]
+    heapq.heapify(heap)
+    per_step = run.goodput_per_step
+    while heap:
+        floor_s, grid, largest, shared, provisional = heapq.heappop(heap)
+        if not provisional:
+            yield floor_s, grid, largest, shared
+            continue
+        if not run.worth_any(per_step / floor_s, shape_classes(grid), None,
+                             _simplest(grid, choices, choices.interleave or 1)):
+            continue
+        reference = shared[0]
+        if largest is None:
+            # Its floor at its largest micro-batch size; then at the largest that fits.
+            largest = _largest_micro_batch(run, grid, choices)
+            heapq.heappush(heap, (reference.floor(ctx, grid, largest), grid, largest, shared, True))
+            continue
+        rows = _interleave_rows(ctx, grid, choices, largest)
+        heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), False))
 
 
 def _interleave_rows(ctx, grid, choices, largest):
@@ -428,17 +502,24 @@ def _largest_micro_batch(run, grid, choices):
     zeros = choices.zeros(grid)
     if not sizes or not zeros:
         return None
+    state = stage_state_bytes(run.ctx, grid, zeros[-1])
+    lo = _fitting_end(run, grid, state, choices.modes[-1], sizes, 0, choices.interleave or 1, choices.sp(grid))
+    return sizes[lo - 1] if lo else None
+
+
+def _fitting_end(run, grid, state, mode, sizes, start, v, sp):
+    """The end of the run of `sizes` from `start` on (ascending micro-batches) that fit
+    with this training state and recompute mode: memory grows with the micro-batch,
+    so a binary search."""
     ctx, usable = run.ctx, run.usable
-    state = stage_state_bytes(ctx, grid, zeros[-1])
-    mode, v, sp = choices.modes[-1], choices.interleave or 1, choices.sp(grid)
-    lo, hi = 0, len(sizes)
+    lo, hi = start, len(sizes)
     while lo < hi:
         mid = (lo + hi) // 2
         if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
             lo = mid + 1
         else:
             hi = mid
-    return sizes[lo - 1] if lo else None
+    return lo
 
 
 def _simplest(grid, choices, v, mode=None):
@@ -449,35 +530,98 @@ def _simplest(grid, choices, v, mode=None):
 
 
 class _Layout:
-    """One grid with its micro-batch rows and optimistic bounds."""
+    """One grid with its micro-batch rows and optimistic bounds.
 
-    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages")
+    A row's bound (the step bound at its best interleaving, _best_v) is
+    computed when the row is next in line (rows_in_order): until then the row
+    waits with its floor (StepBound.row_floor: the least busy time and bubble,
+    no exposed sync), which is below it. So rows come in the
+    order of their bounds, and a row whose floor already cannot matter is never
+    bounded."""
 
-    # A row: (bound, b, interleaves, least recompute mode any of its plans can use).
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound")
 
-    def __init__(self, run, grid, bound, choices, stages):
+    # A row: (bound, b, interleaves, least recompute mode any of its plans can use, bounded).
+
+    def __init__(self, run, grid, bound, choices, stages, largest):
         ctx = run.ctx
         self.grid, self.bound = grid, bound
         self.zeros = choices.zeros(grid)
         self.states = [stage_state_bytes(ctx, grid, z) for z in self.zeros]
         self.stages = stages
-        sp = choices.sp(grid)
+        self.sp = choices.sp(grid) or grid.tp == 1
+        self.zero_bound = choices.zero  # None: the bound of the fastest ZeRO stage
         R = ctx.batch_sequences // grid.dp
         rows = []
-        for b in choices.micro_batches(R):
-            # Memory grows with b: stop once even ZeRO-max + the most recompute overflows.
-            mode = _least_mode(run, grid, choices, self.states[-1], b, choices.interleave or 1)
-            if mode is None:
-                break
+        # Memory grows with b: none above `largest` fits even at ZeRO-max and the most recompute.
+        sizes = [b for b in choices.micro_batches(R) if b <= largest]
+        for b, mode in zip(sizes, _row_modes(run, grid, choices, sizes)):
             vs = choices.interleaves(grid, ctx.layers, R // b)
             if not vs:
                 continue
-            zero = choices.zero  # None: the bound of the fastest ZeRO stage
-            v = _best_v(bound, b, vs, zero, mode, sp or grid.tp == 1)
-            rows.append((bound.step(b, v, zero, mode, sp or grid.tp == 1), b, vs, mode))
-        rows.sort()
+            rows.append((bound.row_floor(b, vs[-1]), b, vs, mode, False))
+        heapq.heapify(rows)
         self.rows = rows
-        self.lower_bound = rows[0][0] if rows else None
+        self.lower_bound = self._first()[0] if rows else None
+
+    def _bounded(self, row):
+        """The row with its own bound (at the interleaving that minimises it)."""
+        _, b, vs, mode, _ = row
+        zero = self.zero_bound
+        v = _best_v(self.bound, b, vs, zero, mode, self.sp)
+        return self.bound.step(b, v, zero, mode, self.sp), b, vs, mode, True
+
+    def _first(self):
+        """The row with the least bound, bounding rows until it is one that has its own."""
+        rows = self.rows
+        while not rows[0][4]:
+            heapq.heapreplace(rows, self._bounded(rows[0]))
+        return rows[0]
+
+    def rows_in_order(self, still_worth):
+        """(bound, b, interleaves, mode) of the rows, least bound first; a row whose
+        floor fails still_worth(floor, b, mode) is dropped unbounded (its bound, no lower,
+        would fail it too: the incumbent only gets stronger)."""
+        rows = self.rows
+        while rows:
+            row = heapq.heappop(rows)
+            if row[4]:
+                yield row[:4]
+            elif still_worth(row[0], row[1], row[3]):
+                heapq.heappush(rows, self._bounded(row))
+
+
+def _row_mode(run, grid, choices, b):
+    """_least_mode at the most sharded ZeRO stage and the least interleaving
+    (the pinned one, or 1) of micro-batch b on the grid, once per search."""
+    key = (grid, b)
+    found = run.row_modes.get(key, False)
+    if found is False:
+        state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+        found = run.row_modes[key] = _least_mode(run, grid, choices, state, b, choices.interleave or 1)
+    return found
+
+
+def _row_modes(run, grid, choices, sizes):
+    """_row_mode of each micro-batch of `sizes` (ascending, each of whose least
+    recompute fits). Memory grows with the micro-batch at every recompute mode
+    (as _largest_micro_batch uses), so the least mode that fits never falls as b
+    grows: each mode's last fitting size is found by a binary search."""
+    known = [run.row_modes.get((grid, b), False) for b in sizes]
+    if len(sizes) < 4 or False not in known:
+        return [mode if mode is not False else _row_mode(run, grid, choices, b) for b, mode in zip(sizes, known)]
+    modes = choices.modes
+    state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+    v, sp = choices.interleave or 1, choices.sp(grid)
+    out = [modes[-1]] * len(sizes)
+    start = 0  # sizes before `start` have a lesser mode already
+    for mode in modes[:-1]:
+        end = _fitting_end(run, grid, state, mode, sizes, start, v, sp)
+        out[start:end] = [mode] * (end - start)
+        start = end
+    for b, mode in zip(sizes, out):
+        run.row_modes[(grid, b)] = mode
+    return out
 
 
 def _least_mode(run, grid, choices, state, b, v):
@@ -518,19 +662,29 @@ def _search_layout(run, lay, choices):
     replica = t * c * p * e == 1
     may_be_full = "full_3d" in lay.stages
     v_most = choices.interleave or (2 if p > 1 else 1)
-    for row_bound, b, vs, row_mode in lay.rows:
-        full = bound.floor(b, "full")
+    def row_stages(b):
         # As possible_classes, at this micro-batch.
-        stages = lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
+        return lay.stages if not may_be_full or needs_full(run, grid, choices, lay.states[0], b, v_most) \
             else ("tensor_pipeline",)
-        if not run.worth_any(goodput_per_step / row_bound, stages,
+
+    def row_worth(row_bound, b, row_mode, stages):
+        # Only full_3d plans need the full-recompute bound (worth_any).
+        full = bound.floor(b, "full") if "full_3d" in stages else row_bound
+        return run.worth_any(goodput_per_step / row_bound, stages,
                              goodput_per_step / (full if full > row_bound else row_bound),
-                             _simplest(grid, choices, choices.interleave or 1, row_mode)):
+                             _simplest(grid, choices, choices.interleave or 1, row_mode))
+
+    # A row's floor is below its bound: a row it rules out is not bounded (_Layout.rows_in_order).
+    for row_bound, b, vs, row_mode in lay.rows_in_order(lambda floor_s, b, mode: row_worth(floor_s, b, mode,
+                                                                                           row_stages(b))):
+        stages = row_stages(b)
+        may_be_full_b = "full_3d" in stages
+        if not row_worth(row_bound, b, row_mode, stages):
             continue
         for v in vs:
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
-            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound)
+            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if may_be_full_b else fastest
             if not run.worth_any(fastest, stages, full_v, _simplest(grid, choices, v, row_mode)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]

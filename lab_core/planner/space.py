@@ -59,7 +59,7 @@ class Grid(namedtuple("Grid", _GRID_FIELDS)):
         data- or context-parallel ranks, or expert-parallel groups whose experts
         are held by more than one GPU. (A mixture of experts with ep = 1 on
         tp > 1 alone keeps its replicated experts unsharded.)"""
-        return self.sync_ranks > 1 or (self.ep > 1 and self.expert_ranks > 1)
+        return self.dp * self.cp > 1 or (self.ep > 1 and self.tp * self.cp * self.dp // self.ep > 1)
 
     def split(self, layers):
         """(first, middle, last) layers per stage (parallelism.stage_split)."""

@@ -48,6 +48,8 @@ def test_memory_is_exact_and_step_bound_never_exceeds_evaluate(w, par):
     every_zero = bound.step(par.micro_batch, par.interleave, None, par.recompute,
                             par.sequence_parallel or par.tp == 1)
     assert every_zero <= lower * (1 + 1e-12)
+    # A row's floor before its bound (search._Layout): below every plan at this interleaving or less.
+    assert bound.row_floor(par.micro_batch, par.interleave) <= every_zero
 
 
 @pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
@@ -64,3 +66,26 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
     step = evaluate(w, par).step_s
     assert shared.floor(wctx, grid, par.micro_batch, mode) <= step * (1 + 1e-12)
     assert shared.least(wctx, grid, [(par.micro_batch, par.interleave)], mode) <= step * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
+    """search._row_modes finds each recompute mode's last fitting micro-batch by a binary
+    search (memory grows with the micro-batch): the same modes as asking each size."""
+    from lab_core.planner import search
+
+    rng = random.Random(seed)
+    checked = 0
+    while checked < 40:
+        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024])
+        run = search._Search(w, None)
+        choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+        for grid in space_for(w).layouts(w.gpus)[:12]:
+            largest = search._largest_micro_batch(run, grid, choices)
+            if largest is None:
+                continue
+            sizes = [b for b in choices.micro_batches(run.ctx.batch_sequences // grid.dp) if b <= largest]
+            state = search.stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+            expected = [search._least_mode(run, grid, choices, state, b, 1) for b in sizes]
+            assert search._row_modes(run, grid, choices, sizes) == expected
+            checked += 1
