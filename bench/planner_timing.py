@@ -23,6 +23,7 @@ def _forget():
     reuse.clear()
     space._SPACES.clear()
     memory_table._TABLES.clear()
+    memory_table._RETIRED.clear()
 
 
 def time_recommend(cases, repeat):

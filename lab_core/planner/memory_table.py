@@ -14,6 +14,10 @@ from ..gpu_memory import stage_activation_terms, stage_activation_total, stage_p
 
 _TABLES = {}
 _TABLES_KEPT = 8
+# Tables dropped from _TABLES, not yet freed (release_retired); past this many
+# the oldest is freed at once.
+_RETIRED = []
+_RETIRED_KEPT = 4
 # A table drops its entries past this many (a long session of slider moves).
 _ENTRIES_KEPT = 200_000
 
@@ -37,10 +41,21 @@ def table_for(ctx):
     table = _TABLES.get(key)
     if table is None:
         if len(_TABLES) >= _TABLES_KEPT:
-            del _TABLES[next(iter(_TABLES))]
+            # Freeing a table of thousands of entries takes 1-3 ms in CPython (twice that in
+            # Pyodide), and a new table is usually asked for by a slider move's quick answer:
+            # the table waits for the full search that follows (release_retired).
+            _RETIRED.append(_TABLES.pop(next(iter(_TABLES))))
+            if len(_RETIRED) > _RETIRED_KEPT:
+                del _RETIRED[0]
         table = _TABLES[key] = MemoryTable(ctx)
     _LAST[0], _LAST[1] = ctx, table
     return table
+
+
+def release_retired():
+    """Free the tables table_for dropped; a full search calls it first (no reader
+    waits on it: in the lab's worker it runs in slices after the quick answer)."""
+    _RETIRED.clear()
 
 
 class MemoryTable:

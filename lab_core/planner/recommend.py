@@ -17,6 +17,7 @@ from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
+from .memory_table import release_retired
 from .meters import meters
 from .nofit import largest_fitting, smallest_fitting_steps
 from .plan import Plan
@@ -290,6 +291,8 @@ def recommend_steps(workload, pins=None, budget=None, hint=None):
         raise LabInputError("workload", repr(workload), "a lab_core.Workload", "not_a_workload")
     if pins is not None and not isinstance(pins, dict):
         return (yield from _recommend(workload, pins, None, None))  # parse_pins names the problem
+    if budget is None:
+        release_retired()  # the tables quick answers dropped, freed off their path
     key = reuse.workload_key(workload, pins)
     plan = reuse.PLANS.get(key)
     if plan is None:

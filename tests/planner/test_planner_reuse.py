@@ -86,3 +86,20 @@ def test_a_kept_search_holds_only_the_plans_recommend_reads():
     read = {id(c) for c in [result.chosen, result.best, result.closest, *result.stage_best.values()] if c is not None}
     assert kept == read
     assert len(kept) < plan.search["plans_evaluated"] / 4
+
+
+def test_tables_a_quick_answer_drops_are_freed_by_the_next_full_search(monkeypatch):
+    from lab_core.planner import memory_table
+
+    monkeypatch.setattr(memory_table, "_TABLES_KEPT", 2)
+    memory_table._TABLES.clear()
+    memory_table._RETIRED.clear()
+    reuse.clear()
+    for seq_len in (1024, 2048, 4096):  # a new sequence length: a new table
+        recommend(Workload(params=1.3e9, gpus=8, seq_len=seq_len), budget=24)
+    assert len(memory_table._TABLES) == 2 and len(memory_table._RETIRED) == 1
+    for seq_len in (8192, 16384, 32768, 65536, 131072):
+        recommend(Workload(params=1.3e9, gpus=8, seq_len=seq_len), budget=24)
+    assert len(memory_table._RETIRED) == memory_table._RETIRED_KEPT  # bounded: the oldest freed at once
+    recommend(Workload(params=1.3e9, gpus=8, seq_len=131072))
+    assert memory_table._RETIRED == [] and len(memory_table._TABLES) == 2
