@@ -4,10 +4,10 @@ Every field is checked against inputs.INPUT_SPECS; the model shape is derived
 once here (shape.py) so evaluate() can reuse it for every parallelism.
 """
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from .errors import LabInputError
-from .records import record_from_dict, record_to_dict
+from .records import field_names, record_from_dict, record_to_dict
 from .hardware import GPU_PRESETS
 from .inputs import SPEC_BY_NAME
 from .shape import derive_shape
@@ -103,8 +103,8 @@ class Workload:
     checkpoint_mode: str = _default("checkpoint_mode")
 
     def __post_init__(self):
-        for f in fields(self):
-            object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
+        for name in field_names(type(self)):
+            object.__setattr__(self, name, _check(name, getattr(self, name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
                              self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe(),
                              self._attention())

@@ -138,7 +138,28 @@ def format_scientific(value, digits=3):
     return f"{mantissa} × 10{str(exponent).translate(_SUPERSCRIPT)}"
 
 
+# format_quantity's answers: a slider move changes one input, and the view
+# writes some sixty numbers per answer, most of them the same as the last
+# answer's (the inputs, the limits, the unchanged figures).
+_FORMATTED = {}
+_FORMATTED_KEPT = 4096
+
+
 def format_quantity(value, kind, units):
+    """Format ``value`` of a ``kind``; ``units`` maps unit kinds to patterns with ``{n}``.
+    (_format_quantity's text, remembered for the same value, kind and units.)"""
+    key = (value, type(value), kind, id(units))
+    found = _FORMATTED.get(key)
+    if found is not None and found[0] is units:
+        return found[1]
+    text = _format_quantity(value, kind, units)
+    if len(_FORMATTED) >= _FORMATTED_KEPT:
+        _FORMATTED.clear()
+    _FORMATTED[key] = (units, text)  # holding `units` keeps its id from being reused
+    return text
+
+
+def _format_quantity(value, kind, units):
     """Format ``value`` of a ``kind``; ``units`` maps unit kinds to patterns with ``{n}``.
 
     Kinds: ``count`` (1,024), ``params``/``tokens`` (1.3B), ``bytes`` (auto GB/TB;

@@ -49,6 +49,7 @@ class Session:
             config = json.loads(config)
         self.catalog = config["catalog"]
         self.kinds = config["kinds"]
+        self._words = {}  # the catalog per memory unit other than "gb" (words)
         self.previous = None
         # plan_json results by state (inputs and pins): the compare baseline A
         # and the latest answer, which the extras request asks about next.
@@ -77,7 +78,10 @@ class Session:
         """The catalog with memory written in the reader's unit (quantities.BYTE_UNITS)."""
         if units == "gb":
             return self.catalog
-        return dict(self.catalog, units=byte_units(self.catalog["units"], units))
+        found = self._words.get(units)
+        if found is None:  # one catalog per unit, so remembered numbers are found again
+            found = self._words[units] = dict(self.catalog, units=byte_units(self.catalog["units"], units))
+        return found
 
     def _error(self, name, value, reason):
         return render_error({"field": name, "value": value, "reason": reason}, self.catalog, self.kinds)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from lab_view import QuantityError, format_quantity, parse_quantity
-from lab_view.quantities import format_scaled
+from lab_view.quantities import byte_units, format_scaled
 
 UNITS = {"params": "{n}", "count": "{n}", "tokens": "{n}", "bytes_gb": "{n} GB", "plain": "{n}"}
 
@@ -52,3 +52,18 @@ def test_quoted_numbers_are_formatted_when_a_sentence_uses_them():
     for missing in ("{gpus}", "{layout}"):  # unknown, or not a scalar: the catalog's mistake shows
         with pytest.raises(KeyError):
             missing.format_map(numbers)
+
+
+def test_a_remembered_quantity_is_the_text_of_its_own_value_kind_and_units():
+    from lab_view.quantities import _format_quantity
+    from labsite.catalog import load_catalogs
+
+    catalogs = load_catalogs()
+    en, zh = catalogs["en"]["units"], catalogs["zh"]["units"]
+    gib = byte_units(en, "gib")
+    for value, kind in ((1, "count"), (1.0, "count"), (True, "count"), (3e9, "bytes"), (3e9, "bytes_gb"),
+                        (0.25, "percent"), (7200.0, "duration"), (8192, "tokens")):
+        for units in (en, zh, gib):
+            for _ in range(2):  # computed, then remembered
+                assert format_quantity(value, kind, units) == _format_quantity(value, kind, units)
+    assert format_quantity(3e9, "bytes", en) != format_quantity(3e9, "bytes", gib)
