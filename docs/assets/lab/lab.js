@@ -114,6 +114,9 @@ function carryStateToLanguageLinks() {
 // the trailing edge, off the path from input to updated meters.
 const REPLACE_EVERY_MS = 250;
 let replaceTimer = null;
+// A replace that came due while an answer was on its way: written once that
+// answer is on screen, so the call never lands between a move and its answer.
+let replaceDue = false;
 
 function writeHistory(mode) {
   const url = urlFor(state.applied);
@@ -124,18 +127,25 @@ function writeHistory(mode) {
 }
 
 function flushHistory() {
-  if (replaceTimer === null) return;
+  if (replaceTimer === null && !replaceDue) return;
   clearTimeout(replaceTimer);
   replaceTimer = null;
+  replaceDue = false;
   writeHistory("replace");
+}
+
+function replaceWhenAnswered() {
+  replaceTimer = null;
+  if (root.dataset.appliedSeq === root.dataset.requestedSeq) writeHistory("replace");
+  else replaceDue = true; // onResult writes it with the answer
 }
 
 function recordHistory(mode) {
   if (mode !== "replace") {
     flushHistory();
     writeHistory(mode);
-  } else if (replaceTimer === null) {
-    replaceTimer = setTimeout(flushHistory, REPLACE_EVERY_MS);
+  } else if (replaceTimer === null && !replaceDue) {
+    replaceTimer = setTimeout(replaceWhenAnswered, REPLACE_EVERY_MS);
   }
 }
 
@@ -262,6 +272,7 @@ function onResult(seq, result) {
     else notice(result.error.text);
   }
   pendingHistory = null;
+  if (replaceDue) flushHistory();
   progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
@@ -408,10 +419,9 @@ function wireInputs() {
   // replace, which would otherwise rewrite the entry the reader returned to.
   window.addEventListener("pagehide", flushHistory);
   window.addEventListener("popstate", () => {
-    if (replaceTimer !== null) {
-      clearTimeout(replaceTimer);
-      replaceTimer = null;
-    }
+    clearTimeout(replaceTimer);
+    replaceTimer = null;
+    replaceDue = false;
     const link = stateFromUrl();
     state.inputs = link.inputs;
     state.typed = { ...link.texts };
