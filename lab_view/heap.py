@@ -4,12 +4,15 @@ CPython's cycle collector walks the container objects it tracks; a pass over
 the old objects visits all of them. In the lab's worker most of those are made
 at start and live as long as the worker: the standard library, lab_core and
 lab_view, the catalogs and the session's tables (about 24,000 objects in
-Pyodide 314). Measured over the bench's 432 slider moves in Pyodide under
-Node, the collector paused a request for up to 55-76 ms, and a quick answer
-for up to 21 ms (issue 19: one frame is 16.7 ms). Moving the objects that
-exist once the session is ready into the permanent generation (gc.freeze,
-Python 3.7+) leaves the collector only what the moves make and the planner's
-caches hold; its longest pause in the same run fell to about 7 ms.
+Pyodide 314). Measured over the bench's 432 slider moves (864 requests) in
+Pyodide under Node: with every fitting plan of each kept search held, the
+collector paused a request for up to 55-76 ms (a quick answer for up to 21 ms;
+one frame is 16.7 ms, issue 19); with kept searches holding only what
+recommend() reads, up to 23-29 ms; with the start-up objects moved into the
+permanent generation as well (gc.freeze, Python 3.7+), up to 5-7 ms. The
+price: more, shorter passes, about 170 ms of collector time over the run
+instead of about 95. In the browser bench's 108 moves the two settings were
+within run-to-run noise (slider -> answer p95 13.5-15.7 ms either way).
 """
 import gc
 
