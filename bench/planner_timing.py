@@ -47,6 +47,20 @@ def time_recommend(cases, repeat):
 
 
 def time_slider_walks(walks, session_config):
+    """_slider_walks with the start-up objects frozen, as the worker has them
+    once its session is ready (lab_view.heap)."""
+    import gc
+
+    from lab_view import freeze_startup_objects
+
+    freeze_startup_objects()
+    try:
+        return _slider_walks(walks, session_config)
+    finally:
+        gc.unfreeze()
+
+
+def _slider_walks(walks, session_config):
     """The worker's work per slider move, by part, over drags of each slider
     from each starting state (caches as the page has them: warm from the
     moves before). Parts of the first answer (the quick request the page asks
