@@ -23,7 +23,7 @@ def _forget():
     reuse.clear()
     space._SPACES.clear()
     memory_table._TABLES.clear()
-    memory_table._RETIRED.clear()
+    memory_table.release_retired()
 
 
 def time_recommend(cases, repeat):

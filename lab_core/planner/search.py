@@ -117,9 +117,8 @@ SINGLE_GPU = Grid(1, 1, 1, 1, 1, 0, 0)
 
 class SearchResult:
     """What recommend() needs from the search, and no more: results stay in
-    reuse.SEARCHES, and every plan kept there is one more object the garbage
-    collector walks on each full pass (the fitting plans of 256 searches made
-    its pauses 20-70 ms in Pyodide: issue 19)."""
+    reuse.SEARCHES, and every plan kept there is one more object the cycle
+    collector walks on each full pass (lab_view/heap.py has the measured pauses)."""
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "stage_best",
                  "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
