@@ -14,7 +14,10 @@ def test_freezing_moves_the_live_objects_out_of_the_collectors_passes():
     tracked_before = len(gc.get_objects())
     try:
         frozen = freeze_startup_objects()
-        assert frozen == gc.get_freeze_count() >= 0.9 * tracked_before
+        assert frozen >= 0.9 * tracked_before
+        # Frozen objects can still be freed by reference counting (a frame or
+        # a cached value dropped right after the freeze), never added to.
+        assert gc.get_freeze_count() <= frozen
         assert len(gc.get_objects()) <= 0.1 * tracked_before
         # Answers still come (reference counting frees what a request drops).
         answer = json.loads(session.handle(json.dumps({"inputs": {"params": 1.3e9, "gpus": 8}})))
