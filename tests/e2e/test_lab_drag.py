@@ -3,7 +3,8 @@ one per frame, the page shows what lab_view.Session computes for the drag's
 last position; coalescing may skip positions, never the last one. The moves'
 first answers carry only the view's core (meters, plan, bars, figures); the
 rest (diagram, schedule, decisions) comes with the final answer, and none of
-it is left dimmed as stale."""
+it is left dimmed as stale, nor dimmed at all while a quick full answer is on
+its way."""
 import pytest
 
 from labsite.catalog import load_catalogs
@@ -127,3 +128,40 @@ def test_a_move_during_a_refine_drops_it_and_ends_on_its_own_answer(page):
     assert out["results"].count(out["firstSeq"]) == 1, out
     end = dict(start, gpus=gpus[first])
     assert page.evaluate(SHOWN_JS) == _expected(end, "global_batch_tokens", batch[second])
+
+
+# A move's quick answer marks the page stale until its full answer: when that
+# happened, and the diagram's opacity in each frame drawn meanwhile.
+FRAMES_JS = """async ({ name }) => {
+  const lab = document.getElementById("lab-app");
+  const board = lab.querySelector(".wb-board");
+  const slider = document.getElementById(`slider-${name}`);
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  await frame();
+  const t0 = performance.now();
+  slider.value = String(Number(slider.value) + 1);
+  slider.dispatchEvent(new Event("input", { bubbles: true }));
+  const seq = lab.dataset.requestedSeq, frames = [];
+  let staleAt = null;
+  const observer = new MutationObserver(() => { if ("stale" in lab.dataset && staleAt === null) staleAt = performance.now() - t0; });
+  observer.observe(lab, { attributes: true, attributeFilter: ["data-stale"] });
+  while (lab.dataset.appliedSeq !== seq) {
+    await frame();
+    if ("stale" in lab.dataset) frames.push({ at: performance.now() - t0, opacity: Number(getComputedStyle(board).opacity) });
+  }
+  observer.disconnect();
+  return { staleAt, frames };
+}"""
+
+
+@pytest.mark.parametrize("name", ["gpus", "params", "seq_len"])
+def test_a_quick_full_answer_leaves_the_diagram_undimmed(page, name):
+    """The diagram waits for the full answer; it dims only when that answer is
+    late (lab.css: a 0.2 s delay), never for a frame or two on each move."""
+    page.goto("lab/")
+    wait_live(page)
+    settle(page)
+    seen = page.evaluate(FRAMES_JS, {"name": name})
+    assert seen["staleAt"] is not None, seen  # the move's first answer was a quick one
+    # Every frame drawn within the delay of the quick answer shows the diagram at full opacity.
+    assert all(f["opacity"] == 1 for f in seen["frames"] if f["at"] - seen["staleAt"] < 200), seen

@@ -163,8 +163,11 @@ def test_the_launch_configuration_follows_the_plan_and_copies(browser, base_url,
     assert job["parallelism"]["tensor_parallel_degree"] == 4
     page.click("#lab-export-copy")
     page.wait_for_function("document.getElementById('lab-toast').textContent.length > 0")
-    assert page.evaluate("navigator.clipboard.readText()") == page.text_content("#lab-export-text")
-    assert page.text_content("#lab-toast") == CATALOGS[lang]["export_panel"]["copied"]
+    copied, shown = page.evaluate("navigator.clipboard.readText()"), page.text_content("#lab-export-text")
+    # This pair failed once in a batch and never again in 20 runs (some under load): say what differed.
+    state = page.evaluate("({...document.getElementById('lab-app').dataset})")
+    assert copied == shown, (copied[:300], shown[:300], page.text_content("#lab-toast"), state)
+    assert page.text_content("#lab-toast") == CATALOGS[lang]["export_panel"]["copied"], state
     context.close()
 
 
