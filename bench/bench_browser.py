@@ -15,8 +15,9 @@ chooses. Figures (milliseconds from navigation start unless said otherwise):
 - cold boot for reference: first visit with the snapshot request refused (the
   worker's cold fallback);
 - slider move -> answer, measured in the page: every slider dragged over
-  positions across its range (extremes included) from the default state and
-  from the heaviest card states (BENCH_CARDS), one move at a time, from the
+  positions across its range (extremes included) from the default state,
+  from the heaviest card states (BENCH_CARDS) and from the heaviest scenarios
+  (bench_planner.HEAVY_SCENARIOS, their links read in the same page), one move at a time, from the
   ``input`` event to its first answer on screen (the quick answer: the
   view's core parts, its plan maybe provisional; or a final one), to a
   meter's aria-valuetext changing, to the final answer and the
@@ -203,10 +204,23 @@ DURING_REFINE_JS = """async ({ first, second }) => {
   return ms;
 }"""
 
-# The cards whose states the bench drags from (the heaviest answers), besides the default state.
+# The cards whose states the bench drags from (the heaviest answers), besides the default state,
+# and the scenarios it opens by their lab links for the same drags (bench_planner's heaviest).
 BENCH_CARDS = (None, "full-3d", "at-scale")
+OPEN_LINK_JS = """(query) => { history.pushState(null, "", query); dispatchEvent(new PopStateEvent("popstate")); }"""
+SETTLED_JS = """() => { const d = document.getElementById("lab-app").dataset;
+  return !d.linkPending && d.requestedSeq !== undefined && d.appliedSeq === d.requestedSeq; }"""
 BENCH_POSITIONS = 6
 BENCH_ROUNDS = 3
+
+
+def heavy_links():
+    """{scenario: the lab's link with its inputs} for bench_planner.HEAVY_SCENARIOS."""
+    from bench_planner import HEAVY_SCENARIOS  # bench/ is on the path when this runs as a script
+    from labsite.labquery import lab_url
+    from labsite.scenarios import load_scenario
+
+    return {name: lab_url("lab/", load_scenario(name).workload) for name in HEAVY_SCENARIOS}
 
 
 def percentile(values, q):
@@ -290,6 +304,12 @@ def measure_moves(browser, base, positions, charts=False):
                 for deltas in ((-1, 1), (1, -1)):
                     during.append(page.evaluate(DURING_REFINE_JS, {"first": {"name": first, "delta": deltas[0]},
                                                                    "second": {"name": second, "delta": deltas[1]}}))
+        for name, link in heavy_links().items():
+            # The heaviest states are scenarios, not demo cards: the page reads each one's link as on
+            # the browser's back button (same page, so the same warm worker as the cards' moves).
+            page.evaluate(OPEN_LINK_JS, "?" + link.split("?", 1)[1])
+            page.wait_for_function(SETTLED_JS)
+            moves += [dict(move, card=name) for move in page.evaluate(MOVES_JS, {"card": None, "positions": positions})]
         return moves, drags, during
     finally:
         context.close()
