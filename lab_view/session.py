@@ -237,6 +237,13 @@ class Session:
         """A full request, or an extras request, as a RefineJob the worker runs a slice at a time."""
         return RefineJob(self, request_json)
 
+    def warm(self, requests_json):
+        """The reader's likely next moves (a JSON list of requests) as a job the
+        worker runs a slice at a time while idle, answers thrown away (warm.py)."""
+        from .warm import WarmJob  # warm.py builds on RefineJob, defined below
+
+        return WarmJob(self, requests_json)
+
     def _internal_error(self, request, err):
         return {"ok": False, "inputs": request.get("inputs", {}),
                 "error": {"field": None, "text": self.catalog["lab"]["internal_error"].format(detail=type(err).__name__)}}

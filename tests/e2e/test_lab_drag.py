@@ -165,3 +165,30 @@ def test_a_quick_full_answer_leaves_the_diagram_undimmed(page, name):
     assert seen["staleAt"] is not None, seen  # the move's first answer was a quick one
     # Every frame drawn within the delay of the quick answer shows the diagram at full opacity.
     assert all(f["opacity"] == 1 for f in seen["frames"] if f["at"] - seen["staleAt"] < 200), seen
+
+
+MOVE_JS = """({ name, index }) => {
+  const slider = document.getElementById(`slider-${name}`);
+  slider.value = String(index);
+  slider.dispatchEvent(new Event("input", { bubbles: true }));
+}"""
+
+
+@pytest.mark.parametrize("before_warmed", [False, True], ids=["during", "after"])
+def test_the_warm_up_after_load_leaves_the_answers_as_they_are(page, before_warmed):
+    """Once the first answer is on screen the worker runs each slider's next
+    positions ahead (lab_view/warm.py) and says so (data-warmed: how many).
+    A move made while it runs, or after, gets the same answer as without it."""
+    page.goto("lab/")
+    wait_live(page)
+    settle(page)
+    if before_warmed:
+        page.wait_for_function("Number(document.getElementById('lab-app').dataset.warmed) > 6")
+    name = "gpus"
+    slider = next(s for s in load_lab_layout()["sliders"] if s["name"] == name)
+    stops = slider_stops(name, slider["series"])
+    index = stops.index(default_inputs()[name]) + 1
+    seq = requested(page)
+    page.evaluate(MOVE_JS, {"name": name, "index": index})
+    settle(page, seq)
+    assert page.evaluate(SHOWN_JS) == _expected(dict(default_inputs()), name, stops[index])

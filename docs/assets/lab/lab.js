@@ -226,6 +226,27 @@ function request(historyMode) {
   progress.pending(true, state.live ? PENDING_AFTER_MS : 0);
 }
 
+// Once the first full answer is on screen: each slider's next position, run
+// ahead by the idle worker and thrown away (lab_view/warm.py: the first moves
+// after a load were several times slower than later ones).
+let warmed = false;
+const WARM_STEPS = [4, -4, 2, -2, 1, -1]; // stops from each slider's position; the nearest last, so the
+// planner's caches end holding the moves a reader most likely makes next
+function warmAhead() {
+  if (warmed || !state.live) return;
+  const payloads = [];
+  for (const step of WARM_STEPS) {
+    for (const slider of config.sliders) {
+      const i = slider.stops.indexOf(state.applied[slider.name]);
+      const j = i + step < slider.stops.length ? i + step : i - step;
+      if (i < 0 || j < 0) continue;
+      payloads.push({ inputs: { ...state.applied, [slider.name]: slider.stops[j] }, typed: {}, lenient: false,
+                      pins: { ...state.appliedPins }, units: state.units, compare: null });
+    }
+  }
+  warmed = runtime.warm(payloads);
+}
+
 function onResult(seq, result) {
   if (result.kind === "extras") {
     tools.onExtras(seq, result);
@@ -262,6 +283,7 @@ function onResult(seq, result) {
     applyView(result.view);
     syncControls(result.inputs);
     tools.applied(result);
+    warmAhead();
     if (pendingHistory) recordHistory(pendingHistory);
     markCard();
     showNotes(result.notes || []);
@@ -474,6 +496,7 @@ runtime = createLabRuntime({
   serviceWorker: config.serviceWorker,
   onProgress: progress.update,
   onStatus,
+  onWarmed: (count) => { root.dataset.warmed = String(count); },
   onResult: (seq, result) => {
     // A shared link's notes come with its final answer, not a provisional one.
     if (linkPending && seq >= latestSeq && !(result.ok && (result.provisional || result.partial))) {

@@ -7,6 +7,8 @@
 //   onStatus("live" | "failed" | "unavailable", { bootMs, bootKind, fallback, reason })
 //   onProgress({ stage: "download" | "starting", loaded, total })  (bytes on the wire)
 //   onResult(seq, resultObject, workerMs)
+//   runtime.warm([payload, ...])  -> whether the idle worker took them (run ahead, answers thrown away)
+//   onWarmed(count)  (all of them have run)
 //
 // boot: the worker's script and the files it boots from, with their sizes (labsite.boot). The
 // worker downloads them itself, reports progress, and decides whether the
@@ -51,7 +53,8 @@ function registerServiceWorker(url) {
 
 const REFINE_DELAY_MS = 40;
 
-export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {} }) {
+export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, onStatus, onResult, onProgress = () => {},
+                                   onWarmed = () => {} }) {
   // refine: the full request of the newest move, sent when its quick answer was provisional.
   // refining: a refine is what the worker is busy with; it runs in slices and a
   // newer request drops it, so that request is sent at once instead of waiting.
@@ -89,6 +92,14 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
     if (!state.ready || (state.busy && !state.refining)) state.pending = message;
     else send(message);
     return state.seq;
+  }
+
+  // The reader's likely next moves (payloads as request() takes them), run by an idle
+  // worker once and thrown away (lab_view/warm.py); any request drops the rest.
+  function warm(payloads) {
+    if (!state.ready || state.busy || state.pending) return false;
+    state.worker.postMessage({ type: "warm", requests: JSON.stringify(payloads) });
+    return true;
   }
 
   function fail(reason) {
@@ -170,6 +181,9 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
             }
           }, REFINE_DELAY_MS);
         }
+      } else if (data.type === "warmed") {
+        performance.mark("lab:warmed");
+        onWarmed(data.requests);
       } else if (data.type === "fatal") {
         clearTimeout(timer);
         fail(data.reason);
@@ -209,5 +223,5 @@ export function createLabRuntime({ boot, sessionConfig, serviceWorker = null, on
   const blocked = whyNot();
   if (blocked) onStatus(blocked[0], { reason: blocked[1] });
   else launch(Boolean(boot && boot.snapshot));
-  return { request, isReady: () => state.ready };
+  return { request, warm, isReady: () => state.ready };
 }

@@ -18,6 +18,7 @@
 //               {type: "ready", bootMs, bootKind: "snapshot" | "cold", fallback?}
 //               {type: "stored"}  (the downloaded files are in Cache Storage)
 //               {type: "result", seq, response, ms, refined?}  (refined: a request run in slices)
+//               {type: "warmed", requests}  (the page's warm-up requests have all run)
 //               {type: "fatal", reason}
 //
 // Evaluate requests: a quick one (a slider move's first answer) is answered at
@@ -64,6 +65,26 @@ async function refine(data) {
       await nextTask();
     }
   } finally {
+    job.destroy();
+  }
+}
+
+// The reader's likely next moves, run ahead once the first answer is on screen
+// (lab_view/warm.py says why): a slice at a time, like a refine, and dropped by
+// any request of the reader's. Tells the page when all of them have run.
+async function warm(data) {
+  const job = session.warm(data.requests);
+  refining = job;
+  try {
+    while (refining === job) {
+      if (job.step(REFINE_SLICE_MS) === true) {
+        self.postMessage({ type: "warmed", requests: job.ran });
+        return;
+      }
+      await nextTask();
+    }
+  } finally {
+    if (refining === job) refining = null;
     job.destroy();
   }
 }
@@ -245,6 +266,8 @@ self.onmessage = async ({ data }) => {
     } catch (error) {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
+  } else if (data.type === "warm") {
+    if (session && !refining) await warm(data);
   } else if (data.type === "evaluate") {
     data.receivedAt = now();
     refining = null; // a newer request: the reader moved past any refine in progress
