@@ -23,6 +23,9 @@ chooses. Figures (milliseconds from navigation start unless said otherwise):
   meter's aria-valuetext changing, to the final answer and the
   next frame; the worker's time for the first answer and for the refining
   search; per slider;
+- a reader's first moves after a load (three positions of each slider, in a
+  fresh page): made as soon as the first answer is on screen, and made once
+  the worker's warm-up (lab_view/warm.py) has run; for reference;
 - a drag of 60 positions (one input per frame): last move -> its first and
   its final answer;
 - the same moves with the charts on: a pinned A beside the plan (compare) and
@@ -283,6 +286,23 @@ CHARTS_ON_JS = """async () => {
 }"""
 
 
+def measure_first_moves(browser, base, after_warm_up):
+    """A reader's first moves after a load (three positions of each slider), made as soon as
+    the first answer is on screen, or once the worker's warm-up has run (lab_view/warm.py)."""
+    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto("lab/")
+        wait_live(page)
+        page.wait_for_function(SETTLED_JS)
+        if after_warm_up:
+            page.wait_for_function("document.getElementById('lab-app').dataset.warmed !== undefined")
+        return page.evaluate(MOVES_JS, {"card": None, "positions": 3})
+    finally:
+        context.close()
+
+
 def measure_moves(browser, base, positions, charts=False):
     context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     try:
@@ -357,7 +377,10 @@ def main(argv=None):
                     first, repeat = measure_visits(browser, base, args.runs)
                     cold, _ = measure_visits(browser, base, args.cold_runs, cold=True) if args.cold_runs else ([], [])
                     moves, drags, during, charted, charted_drags, charted_during = [], [], [], [], [], []
+                    first_now, first_warm = [], []
                     for round_ in range(args.rounds):
+                        first_now += measure_first_moves(browser, base, after_warm_up=False)
+                        first_warm += measure_first_moves(browser, base, after_warm_up=True)
                         measured = (measure_moves(browser, base, args.positions)
                                     + measure_moves(browser, base, args.positions, charts=True))
                         for part, got in zip((moves, drags, during, charted, charted_drags, charted_during), measured):
@@ -407,6 +430,10 @@ def main(argv=None):
         "charts_on_slider_to_next_frame_ms": summary([m["frame"] for m in charted]),
         "charts_on_drag_last_move_to_answer_ms": summary([d["lastToAnswer"] for d in charted_drags]),
         "charts_on_move_during_refine_ms": summary(charted_during),
+        "first_moves_at_once_ms": summary([m["answer"] for m in first_now]),
+        "first_moves_at_once_worker_ms": summary([m["worker"] for m in first_now]),
+        "first_moves_after_warm_up_ms": summary([m["answer"] for m in first_warm]),
+        "first_moves_after_warm_up_worker_ms": summary([m["worker"] for m in first_warm]),
         "rounds": args.rounds,
         "per_round": rounds,
         # Every timed move as measured (slider, card, each part's ms), for a look at the slow ones.
@@ -449,6 +476,11 @@ def main(argv=None):
     for name, value in figures["by_slider_answer_ms"].items():
         print(f"    {name:<42} median {value['median']:8.1f}   p95 {value['p95']:8.1f}   max {value['max']:8.1f}"
               f"   (n={value['n']})")
+    for key, label in (("first_moves_at_once", "first moves after a load, made at once"),
+                       ("first_moves_after_warm_up", "first moves after a load, after the warm-up")):
+        value = figures[f"{key}_ms"]
+        row(f"{label} ({value['n']})", f"{key}_ms", f"   max {value['max']:.1f}   reference")
+        row("  worker, first answer", f"{key}_worker_ms")
     row("drag of 60 positions: last move -> its answer", "drag_last_move_to_answer_ms", "   target < 16.7")
     row("  drag: last move -> its final answer", "drag_last_move_to_final_ms")
     row("move made while a refine runs -> its answer", "move_during_refine_ms", "   target p95 < 16")
