@@ -42,6 +42,7 @@ repeat; slider -> answer p95 < 16 ms, max < 33 ms; worker p95 < 10 ms; a
 drag's last answer within one frame (16.7 ms) of its last move.
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -286,30 +287,32 @@ CHARTS_ON_JS = """async () => {
 }"""
 
 
-def measure_first_moves(browser, base, after_warm_up):
-    """A reader's first moves after a load (three positions of each slider), made as soon as
-    the first answer is on screen, or once the worker's warm-up has run (lab_view/warm.py)."""
+@contextlib.contextmanager
+def live_lab(browser, base):
+    """The lab page in a fresh browser context (empty cache), once it is live."""
     context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto("lab/")
         wait_live(page)
-        page.wait_for_function(SETTLED_JS)
-        if after_warm_up:
-            page.wait_for_function("document.getElementById('lab-app').dataset.warmed !== undefined")
-        return page.evaluate(MOVES_JS, {"card": None, "positions": 3})
+        yield page
     finally:
         context.close()
 
 
+def measure_first_moves(browser, base, after_warm_up):
+    """A reader's first moves after a load (three positions of each slider), made as soon as
+    the first answer is on screen, or once the worker's warm-up has run (lab_view/warm.py)."""
+    with live_lab(browser, base) as page:
+        page.wait_for_function(SETTLED_JS)
+        if after_warm_up:
+            page.wait_for_function("document.getElementById('lab-app').dataset.warmed !== undefined")
+        return page.evaluate(MOVES_JS, {"card": None, "positions": 3})
+
+
 def measure_moves(browser, base, positions, charts=False):
-    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900}, bypass_csp=True)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto("lab/")
-        wait_live(page)
+    with live_lab(browser, base) as page:
         if charts:
             page.evaluate(CHARTS_ON_JS)
         page.evaluate(MOVES_JS, {"card": None, "positions": 3})  # warm-up, not counted
@@ -331,8 +334,6 @@ def measure_moves(browser, base, positions, charts=False):
             page.wait_for_function(SETTLED_JS)
             moves += [dict(move, card=name) for move in page.evaluate(MOVES_JS, {"card": None, "positions": positions})]
         return moves, drags, during
-    finally:
-        context.close()
 
 
 def summary(values):
