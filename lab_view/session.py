@@ -33,6 +33,7 @@ from .presets import preset_view
 from .quantities import QuantityError, byte_units, format_quantity
 from .typed import parse_typed
 from .view import render_core, render_error, render_result
+from .warm import WarmJob
 
 
 def _decision_keys(plan):
@@ -240,8 +241,6 @@ class Session:
     def warm(self, requests_json):
         """The reader's likely next moves (a JSON list of requests) as a job the
         worker runs a slice at a time while idle, answers thrown away (warm.py)."""
-        from .warm import WarmJob  # warm.py builds on RefineJob, defined below
-
         return WarmJob(self, requests_json)
 
     def _internal_error(self, request, err):

@@ -7,7 +7,7 @@ not warm it (8 s after load the first moves still took 14-44 ms): the browser
 compiles the interpreter's WebAssembly for speed only once that code runs, and
 the planner's tables for a new workload are built on its first request. So
 once the first answer is on screen, the page hands the worker each slider's
-next position (lab.js) and the worker runs those requests as a move would (the
+positions 1, 2 and 4 stops away (lab.js) and the worker runs those requests as a move would (the
 quick answer, then the full search), a slice at a time, and throws the answers
 away; any request of the reader's drops the rest (worker.js). The session's
 own state (the plan on screen, the last final answer's decisions and the
@@ -16,8 +16,6 @@ is the one they would get without the warm-up.
 """
 import json
 import time
-
-from .session import RefineJob
 
 
 class WarmJob:
@@ -47,7 +45,7 @@ class WarmJob:
     def _move(self, request):
         self._kept(self.session.handle, json.dumps(dict(request, quick=True)))
         yield
-        job = RefineJob(self.session, json.dumps(request))
+        job = self.session.start(json.dumps(request))
         while self._kept(job.step, 0) is None:
             yield
 

@@ -238,8 +238,8 @@ function warmAhead() {
   for (const step of WARM_STEPS) {
     for (const slider of config.sliders) {
       const i = slider.stops.indexOf(state.applied[slider.name]);
-      const j = i + step < slider.stops.length ? i + step : i - step;
-      if (i < 0 || j < 0) continue;
+      const j = i + step;
+      if (i < 0 || j < 0 || j >= slider.stops.length) continue;
       payloads.push({ inputs: { ...state.applied, [slider.name]: slider.stops[j] }, typed: {}, lenient: false,
                       pins: { ...state.appliedPins }, units: state.units, compare: null });
     }
