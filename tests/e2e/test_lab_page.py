@@ -276,6 +276,38 @@ def test_usable_on_a_phone_width_screen(browser, base_url):
     context.close()
 
 
+def test_an_interaction_that_starts_before_the_last_drag_is_written_gets_its_own_entry(page):
+    """A drag's trailing URL update may still be waiting when the next interaction's
+    answer arrives: it is written with the drag's state, and the new interaction
+    pushes its own entry (Back returns to the drag's end, then to the start)."""
+    page.add_init_script("globalThis.LAB_HISTORY_REPLACE_MS = 600000;")  # the trailing replace never fires
+    open_live(page)
+    entries = page.evaluate("history.length")
+    start = page.input_value("#typed-gpus")
+    for _ in range(3):  # one drag, each move answered before the next: a replace is left waiting
+        seq = requested(page)
+        page.evaluate("""() => {
+            const range = document.getElementById('slider-gpus');
+            range.value = String(Number(range.value) + 1);
+            range.dispatchEvent(new Event('input', { bubbles: true }));
+        }""")
+        settle(page, seq)
+    page.dispatch_event("#slider-gpus", "change")
+    dragged = page.input_value("#typed-gpus")
+    params = page.input_value("#typed-params")
+    seq = requested(page)
+    page.focus("#slider-params")
+    page.keyboard.press("ArrowRight")
+    settle(page, seq)
+    assert page.input_value("#typed-params") != params
+    assert page.evaluate("history.length") == entries + 2
+    page.go_back()
+    page.wait_for_function("([gpus, params]) => document.getElementById('typed-gpus').value === gpus"
+                           " && document.getElementById('typed-params').value === params", arg=[dragged, params])
+    page.go_back()
+    page.wait_for_function("(gpus) => document.getElementById('typed-gpus').value === gpus", arg=start)
+
+
 def test_a_drag_is_one_history_entry_and_the_url_follows_its_last_move(page):
     """The moves of a drag after the first update the URL on a trailing timer
     (off the input -> meters path); the URL still ends at the drag's last value

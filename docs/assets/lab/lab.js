@@ -112,7 +112,8 @@ function carryStateToLanguageLinks() {
 // milliseconds, so the moves of one drag (after the first, which pushes the
 // interaction's entry at once) update it at most every REPLACE_EVERY_MS, on
 // the trailing edge, off the path from input to updated meters.
-const REPLACE_EVERY_MS = 250;
+// Tests may lengthen it (page.add_init_script) to hold a replace past the next interaction.
+const REPLACE_EVERY_MS = globalThis.LAB_HISTORY_REPLACE_MS || 250;
 let replaceTimer = null;
 // A replace that came due while an answer was on its way: written once that
 // answer is on screen, so the call never lands between a move and its answer.
@@ -277,6 +278,9 @@ function onResult(seq, result) {
   }
   state.typed = {};
   if (result.ok) {
+    // A replace still waiting for the previous interaction is written now,
+    // with that interaction's state, before this answer's push moves past it.
+    if (pendingHistory === "push") flushHistory();
     state.inputs = { ...result.inputs };
     state.applied = { ...result.inputs };
     clearErrors();
