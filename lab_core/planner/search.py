@@ -296,7 +296,8 @@ def search(workload, pins=None, budget=None, hint=None):
 
 
 def search_steps(workload, pins=None, budget=None, hint=None):
-    """search() as steps (steps.py): yields between grids, returns the SearchResult."""
+    """search() as steps (steps.py): yields between grids, between the tightenings of
+    their bounds and between a grid's micro-batch x interleave rows; returns the SearchResult."""
     run = _Search(workload, pins, budget)
     complete = True
     try:
@@ -343,7 +344,7 @@ def _warm_start(run, grids, choices, hint):
 
 
 def _run(run, pins, hint=None):
-    """The search itself, in steps (one per grid); fills `run` and returns
+    """The search itself, in steps (search_steps); fills `run` and returns
     (grids, grids that fit, grids expanded)."""
     workload = run.w
     ctx = run.ctx
@@ -359,8 +360,11 @@ def _run(run, pins, hint=None):
     feasible = 0
     run.layouts = (len(grids), len(live), feasible)
     per_step = run.goodput_per_step
-    for floor_s, grid, largest, shared_rows in _by_floor(run, ctx, live, choices):
+    for item in _by_floor(run, ctx, live, choices):
         yield
+        if item is None:
+            continue  # _by_floor tightened a grid's bound: a step of its own
+        floor_s, grid, largest, shared_rows = item
         simplest = _simplest(grid, choices, choices.interleave or 1)
         # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
         if not run.worth_any(per_step / floor_s, shape_classes(grid), None, simplest):
@@ -386,7 +390,7 @@ def _run(run, pins, hint=None):
             feasible += 1
             run.layouts = (len(grids), len(live), feasible)
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
-                _search_layout(run, layout, choices)
+                yield from _search_layout(run, layout, choices)
     return len(grids), len(live), feasible
 
 
@@ -451,7 +455,8 @@ def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
 def _by_floor(run, ctx, live, choices):
     """The live grids (floor, grid, largest, shared) in increasing order of their
     floor (then grid), so later ones meet a strong incumbent; a grid whose floor
-    cannot matter is never probed nor expanded into its rows. With a shared floor
+    cannot matter is never probed nor expanded into its rows; None between
+    tightenings (a step for search_steps' caller). With a shared floor
     (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch size
     (largest None), then at the largest micro-batch that fits, which no row's bound
     is below (SharedFloor.floor: least at the largest micro-batch, and the bubble only
@@ -471,6 +476,7 @@ def _by_floor(run, ctx, live, choices):
         if not run.worth_any(per_step / floor_s, shape_classes(grid), None,
                              _simplest(grid, choices, choices.interleave or 1)):
             continue
+        yield None
         reference = shared[0]
         if largest is None:
             # Its floor at its largest micro-batch size; then at the largest that fits.
@@ -681,6 +687,7 @@ def _search_layout(run, lay, choices):
         if not row_worth(row_bound, b, row_mode, stages):
             continue
         for v in vs:
+            yield  # a grid's rows can take several milliseconds in Pyodide: a reader's move waits for one step
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
             full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if may_be_full_b else fastest
