@@ -131,10 +131,24 @@ def schedule_rows(blocks, total, texts, width=640.0, left=64.0, top=4.0, scale=N
     return parts, len(blocks) * (row_h + gap)
 
 
+# render_schedule's pictures by (stages, micro-batches drawn, the two texts it uses): at most
+# 8 x 12 per language, and simulating and drawing one is half of a full answer's view.
+_DRAWN = {}
+
+
 def render_schedule(pp, micro_batches, texts):
     """SVG of the 1F1B schedule for min(pp, 8) stages and min(m, 12) micro-batches."""
     stages = max(1, min(pp, MAX_STAGES))
     micro = max(1, min(micro_batches, MAX_MICRO))
+    key = (stages, micro, texts["stage"], texts["aria"])
+    found = _DRAWN.get(key)
+    if found is None:
+        found = _DRAWN[key] = _draw_schedule(stages, micro, texts)
+    svg, drawn = found
+    return svg, dict(drawn)
+
+
+def _draw_schedule(stages, micro, texts):
     blocks, total = simulate(stages, micro)
     width = 640.0
     rows, rows_height = schedule_rows(blocks, total, texts, width)

@@ -307,8 +307,8 @@ class RefineJob:
             self.steps = plan_json_steps(merged, pins or None)
 
     def step(self, milliseconds):
-        """Work for about `milliseconds`: the answer's JSON (Session.handle) once
-        the search is done, else None (call again)."""
+        """Work for about `milliseconds`: the answer's JSON (Session.handle), built in
+        the slice after the one the search ends in, else None (call again)."""
         deadline = time.perf_counter() + milliseconds / 1000.0
         while self.steps is not None:
             try:
@@ -317,6 +317,11 @@ class RefineJob:
                 self.steps = None
                 if isinstance(done.value, str):  # an extras answer (JSON)
                     self.answer = done.value
+                else:
+                    # The view (about a millisecond in CPython, a few in Pyodide) gets a slice of
+                    # its own, so a move that arrives meanwhile waits for the search's last step
+                    # or for the view, never for both.
+                    return None
             except Exception:  # noqa: BLE001 - an error handle() reports
                 self.steps = None
             else:

@@ -214,8 +214,22 @@ def test_a_refine_job_searches_within_the_requests_pins():
     for _ in job.steps:  # the slices' search alone, without the handle() that follows it
         pass
     assert reuse.PLANS.get(reuse.workload_key(Workload.from_dict(inputs), pins)) is not None
-    answer = json.loads(job.step(1000))
+    answer = json.loads(_run_in_slices(job, 1000)[1])
     assert answer["ok"] and answer["pins"] == {"tp": "4", "zero": "1"}
+
+
+def test_the_search_and_the_view_of_a_refine_come_in_separate_slices():
+    """A move that arrives during a refine waits for one slice: the slice in which the
+    search ends returns, and the view is built in the next (so a long slice never
+    holds both). With a second per slice the search of a heavy workload ends in the first."""
+    from lab_core.planner import reuse
+
+    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], EXTRAS))
+    request = json.dumps({"inputs": dict(default_inputs(), params=175e9, gpus=1024,
+                                         global_batch_tokens=1536 * 2048)})
+    reuse.clear()
+    slices, answer = _run_in_slices(session.start(request), 1000)
+    assert slices == 2 and json.loads(answer)["ok"]
 
 
 def test_a_quick_answer_carries_the_core_of_the_view_and_the_full_answer_the_rest():
