@@ -215,14 +215,24 @@ DP_OVERLAP_FRACTION = 0.38
 #   result (with the bf16 logits, 14), _nll_loss_and_log_softmax_backward
 #   the saved output, a zeros_like gradient, the exp of the output and the
 #   update: 4 x 4 = 16.
-# torchtitan compiles the loss since mid-2025 (torchtitan/components/loss.py),
-# which keeps about the bf16 logits and their bf16 gradient, 4: runs with a
-# compiled loss read below the lab (content/validation/end_to_end.yaml).
 LOSS_BYTES_PER_LOGIT = {
     "modern": {"one_gpu": 6.0, "vocab_parallel": 6.0},
     "megatron_lm_2021": {"one_gpu": 6.0, "vocab_parallel": 6.0},
     "torch_native": {"one_gpu": 12.0, "vocab_parallel": 16.0},
 }
+
+# The same with the loss compiled (Workload.compiled_loss, torch_native only):
+# torchtitan wraps cross_entropy(pred.float(), labels) in torch.compile when
+# training.compile is on (torchtitan/components/loss.py, build_cross_entropy_loss;
+# later versions when compile.components holds "loss"). Inductor fuses the fp32
+# upcast, the log-softmax, the gather of the labels' entries and the backward
+# into kernels that keep their fp32 values in registers: what stays in memory
+# is the bf16 logits saved for the backward and the bf16 gradient it writes,
+# 2 + 2 = 4 (and a few fp32 numbers per token). TEACHING ASSUMPTION, the same
+# with the vocabulary split over tensor parallelism. Not fitted: the measured
+# peaks of the two compiled runs of content/validation/end_to_end.yaml
+# (torchtitan_memory, H200) are out of sample.
+COMPILED_LOSS_BYTES_PER_LOGIT = {"one_gpu": 4.0, "vocab_parallel": 4.0}
 
 # Per-op selective checkpointing keeps the output of the gated MLP's first
 # GEMM (w1), whose width is the MLP's inner size: this share of ffn_hidden,

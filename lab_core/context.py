@@ -83,7 +83,8 @@ class WorkloadContext:
         if self.per_op_selective:
             self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
-        loss = cal.LOSS_BYTES_PER_LOGIT[w.stack]
+        loss = (cal.COMPILED_LOSS_BYTES_PER_LOGIT if w.compiled_loss and w.stack == "torch_native"
+                else cal.LOSS_BYTES_PER_LOGIT[w.stack])
         self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])
 
 

@@ -145,6 +145,10 @@ INPUT_SPECS = (
     # one byte per weight (torchao enable_fsdp_float8_all_gather; Megatron-Core
     # --fp8-param-gather); the embedding and output layer stay 16-bit.
     InputSpec("fp8_weight_gather", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
+    # torch.compile compiles the loss (torchtitan --training.compile, or compile.components
+    # with "loss"): the fused cross-entropy keeps only the 16-bit logits and their gradient
+    # (calibration.COMPILED_LOSS_BYTES_PER_LOGIT); torch_native stack only.
+    InputSpec("compiled_loss", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
     # How checkpoints are taken (checkpoint_modes.py): blocking writes, async
     # (device-to-host snapshot, background persist) or in-memory copies on peers.
     InputSpec("checkpoint_mode", "mode id", None, None, "async", log_scale=False, slider=False, kind="choice",

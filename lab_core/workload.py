@@ -100,6 +100,7 @@ class Workload:
     tp_comm_overlap: bool = _default("tp_comm_overlap")
     cp_all_gather: bool = _default("cp_all_gather")
     fp8_weight_gather: bool = _default("fp8_weight_gather")
+    compiled_loss: bool = _default("compiled_loss")
     checkpoint_mode: str = _default("checkpoint_mode")
 
     def __post_init__(self):

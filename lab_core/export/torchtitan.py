@@ -112,9 +112,12 @@ def job_sections(f, notes):
     sections = [("model", _model(f, notes)), ("training", _training(f)), ("parallelism", parallelism),
                 ("activation_checkpoint", checkpointing),
                 ("checkpoint", _checkpoint(f, notes))]
-    if async_tp:
-        sections.append(("compile", [("enable", True), ("components", ["model", "loss"])]))
     w = f.workload
+    compiled_loss = w.compiled_loss and w.stack == "torch_native"
+    if async_tp or compiled_loss:
+        # Async TP needs the model compiled; Workload.compiled_loss is the loss compiled.
+        components = (["model"] if async_tp else []) + ["loss"]
+        sections.append(("compile", [("enable", True), ("components", components)]))
     if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:
         # FSDP2 gathers the Float8Linear weights in FP8 (Workload.fp8_weight_gather).
         sections.append(("quantize.linear.float8", [("enable_fsdp_float8_all_gather", True),

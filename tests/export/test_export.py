@@ -235,6 +235,22 @@ def test_toml_writer_round_trips_through_tomllib():
         value(float("nan"))
 
 
+@pytest.mark.parametrize("stack,compiled,tp", [("torch_native", True, 1), ("torch_native", False, 1),
+                                                ("modern", True, 1), ("torch_native", True, 8)])
+def test_a_compiled_loss_is_torchtitans_compile_components(stack, compiled, tp):
+    """Workload.compiled_loss (torch_native) is [compile] with "loss" in its components; async TP
+    compiles the model as well; without either the job has no [compile] table."""
+    workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=128 * 8192, stack=stack,
+                       compiled_loss=compiled)
+    plan = evaluate(workload, Parallelism(tp=tp, dp=64 // tp, zero=3, micro_batch=2, sequence_parallel=tp > 1))
+    job = tomllib.loads(export(plan, workload, "torchtitan", TEXTS["en"]).text)
+    async_tp = job["parallelism"].get("enable_async_tensor_parallel", False)
+    components = job.get("compile", {}).get("components", [])
+    assert ("loss" in components) == (compiled and stack == "torch_native" or async_tp)
+    assert ("model" in components) == async_tp
+    assert job.get("compile", {}).get("enable", False) == bool(components)
+
+
 @pytest.mark.parametrize("mode", ["blocking", "async", "in_memory"])
 def test_checkpoint_modes_become_each_frameworks_save_settings(mode):
     workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode=mode)
