@@ -1,4 +1,6 @@
 """Chapter Memory and compute of one GPU: its numbers, every one computed by lab_core."""
+import dataclasses
+
 from lab_core import activations, flops, memory
 from lab_core.context import context_for
 from lab_core.hardware import GPU_PRESETS
@@ -115,6 +117,13 @@ def _shapes(values):
         "l_layer_act": (layer, "bytes"), "logits_over_layer": (logits / layer, "plain"),
         "logits_verdict": case("bigger" if logits > layer else "smaller", "bigger", "smaller"),
     })
+    # What other stacks keep at the loss's peak for the same sequence (one GPU per vocabulary):
+    # torchtitan's eager loss, and the same loss under torch.compile (Workload.compiled_loss).
+    for key, overrides in (("eager", {"stack": "torch_native"}),
+                           ("compiled", {"stack": "torch_native", "compiled_loss": True})):
+        bytes_per_logit = context_for(dataclasses.replace(w, **overrides)).loss_bytes_per_logit[0]
+        values[f"l_{key}_per_logit"] = (bytes_per_logit, "count")
+        values[f"l_{key}_loss"] = (activations.loss_bytes(s, 1, shape.vocab, 1, bytes_per_logit), "bytes")
 
 
 def _mfu(values):
