@@ -11,7 +11,7 @@ from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flo
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
-from .stack import fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
+from .stack import compiles_loss, fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
 
 
 class WorkloadContext:
@@ -83,7 +83,7 @@ class WorkloadContext:
         if self.per_op_selective:
             self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
-        loss = (cal.COMPILED_LOSS_BYTES_PER_LOGIT if w.compiled_loss and w.stack == "torch_native"
+        loss = (cal.COMPILED_LOSS_BYTES_PER_LOGIT if compiles_loss(w.stack, w.compiled_loss)
                 else cal.LOSS_BYTES_PER_LOGIT[w.stack])
         self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])
 

@@ -73,6 +73,12 @@ def keeps_fp8_inputs(stack, precision):
     return precision == "fp8" and stack != "torch_native"
 
 
+def compiles_loss(stack, compiled_loss):
+    """Workload.compiled_loss applies: torch.compile compiles the loss (torchtitan);
+    the Megatron stacks run their own loss (calibration.LOSS_BYTES_PER_LOGIT)."""
+    return compiled_loss and stack == "torch_native"
+
+
 def fuses_qkv(stack):
     """Whether the stack's attention runs one fused query/key/value GEMM
     (Megatron-LM and Megatron-Core, linear_qkv) or three (torchtitan's Llama)."""

@@ -144,8 +144,7 @@ def render_schedule(pp, micro_batches, texts):
     found = _DRAWN.get(key)
     if found is None:
         found = _DRAWN[key] = _draw_schedule(stages, micro, texts)
-    svg, drawn = found
-    return svg, dict(drawn)
+    return found
 
 
 def _draw_schedule(stages, micro, texts):

@@ -22,6 +22,7 @@ same release. The mapping:
   / layers_per_stage = pp x interleave).
 """
 from ..presets import PRESETS
+from ..stack import compiles_loss
 from . import toml
 from .notes import Notes, architecture_notes, comment_block, header_lines
 
@@ -113,7 +114,7 @@ def job_sections(f, notes):
                 ("activation_checkpoint", checkpointing),
                 ("checkpoint", _checkpoint(f, notes))]
     w = f.workload
-    compiled_loss = w.compiled_loss and w.stack == "torch_native"
+    compiled_loss = compiles_loss(w.stack, w.compiled_loss)
     if async_tp or compiled_loss:
         # Async TP needs the model compiled; Workload.compiled_loss is the loss compiled.
         components = (["model"] if async_tp else []) + ["loss"]

@@ -687,7 +687,6 @@ def _search_layout(run, lay, choices):
         if not row_worth(row_bound, b, row_mode, stages):
             continue
         for v in vs:
-            yield  # a grid's rows can take several milliseconds in Pyodide: a reader's move waits for one step
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
             full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if may_be_full_b else fastest
@@ -708,6 +707,7 @@ def _search_layout(run, lay, choices):
                     goodput_per_step / bound.step(b, v, choices.zero, modes[least], sp_bound), stages_v, full_v,
                     _simplest(grid, choices, v, modes[least])):
                 continue
+            yield  # each (b, v) that reaches the ZeRO stages is a step: a reader's move waits for one
             previous_r = None
             for zi, z in enumerate(lay.zeros):
                 ri = 0

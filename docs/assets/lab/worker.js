@@ -48,37 +48,19 @@ const nextTask = () => new Promise((resolve) => {
   channel.port2.postMessage(null);
 });
 
-async function refine(data) {
-  const job = session.start(data.request);
+// A job of the session (RefineJob, WarmJob) run REFINE_SLICE_MS at a time until its
+// step() returns something (then finished(job, it, ms of work)) or a newer request drops it.
+async function inSlices(job, finished) {
   refining = job;
   let ms = 0;
   try {
     while (refining === job) {
       const started = performance.now();
-      const response = job.step(REFINE_SLICE_MS);
+      const done = job.step(REFINE_SLICE_MS);
       ms += performance.now() - started;
-      if (response !== undefined && response !== null) {
+      if (done !== undefined && done !== null) {
         refining = null;
-        self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true, receivedAt: data.receivedAt, postedAt: now() });
-        return;
-      }
-      await nextTask();
-    }
-  } finally {
-    job.destroy();
-  }
-}
-
-// The reader's likely next moves, run ahead once the first answer is on screen
-// (lab_view/warm.py says why): a slice at a time, like a refine, and dropped by
-// any request of the reader's. Tells the page when all of them have run.
-async function warm(data) {
-  const job = session.warm(data.requests);
-  refining = job;
-  try {
-    while (refining === job) {
-      if (job.step(REFINE_SLICE_MS) === true) {
-        self.postMessage({ type: "warmed", requests: job.ran });
+        finished(job, done, ms);
         return;
       }
       await nextTask();
@@ -87,6 +69,19 @@ async function warm(data) {
     if (refining === job) refining = null;
     job.destroy();
   }
+}
+
+async function refine(data) {
+  await inSlices(session.start(data.request), (job, response, ms) => {
+    self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true, receivedAt: data.receivedAt, postedAt: now() });
+  });
+}
+
+// The reader's likely next moves, run ahead once the first answer is on screen
+// (lab_view/warm.py says why): a slice at a time, like a refine, and dropped by
+// any request of the reader's. Tells the page when all of them have run.
+async function warm(data) {
+  await inSlices(session.warm(data.requests), (job) => self.postMessage({ type: "warmed", requests: job.ran }));
 }
 
 // CPU time a snapshot restore saves over a cold boot from the precompiled
