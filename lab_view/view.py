@@ -41,6 +41,8 @@ def allowed_range(name, catalog, kinds):
     spec = SPEC_BY_NAME.get(name)
     if spec is None:
         return ""
+    if spec.kind == "bool":
+        return "true, false"  # what a link or the command line writes for a switch (Session._read)
     if spec.kind != "number":
         return ", ".join(str(choice) for choice in spec.choices) if spec.choices else ""
     low, high = _range_ends(name, catalog, kinds)

@@ -40,6 +40,14 @@ def test_a_negative_value_is_out_of_range_not_not_a_number(sessions, lang, fragm
     assert not result["ok"] and fragment in result["error"]["text"] and "-5" in result["error"]["text"]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["compiled_loss", "flash_attention"])
+def test_a_switch_given_neither_true_nor_false_names_both(sessions, lang, name):
+    result = sessions[lang].evaluate(default_inputs(), {name: "maybe"})
+    assert not result["ok"] and result["error"]["field"] == name
+    assert "maybe" in result["error"]["text"] and "true, false" in result["error"]["text"]
+
+
 def test_a_unit_of_another_box_is_refused_with_examples_for_this_box(sessions):
     result = sessions["en"].evaluate(default_inputs(), {"checkpoint_interval_min": "400 Gb/s"})
     assert not result["ok"] and "e.g. 30 min, 2 h" in result["error"]["text"]
