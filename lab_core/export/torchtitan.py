@@ -20,9 +20,16 @@ same release. The mapping:
   The stage split: layers_per_stage with the first and last stage short of
   "less_layers" layers (num_virtual_stages = (layers + first_less + last_less)
   / layers_per_stage = pp x interleave).
+- the loss: torchtitan's eager cross-entropy keeps more bytes per logit than
+  a Megatron stack's fused loss (calibration.LOSS_BYTES_PER_LOGIT), so a plan
+  that counted fewer (a Megatron stack's, or Workload.compiled_loss) is
+  written with the loss compiled, which keeps fewer still
+  (calibration.COMPILED_LOSS_BYTES_PER_LOGIT): the job's loss buffers stay
+  within the plan's memory.
 """
+from .. import calibration as cal
+from ..context import context_for
 from ..presets import PRESETS
-from ..stack import compiles_loss
 from . import toml
 from .notes import Notes, architecture_notes, comment_block, header_lines
 
@@ -105,6 +112,13 @@ def _checkpoint(f, notes):
     return pairs
 
 
+def _compiles_loss(workload, tp):
+    """Whether the plan counted fewer bytes per logit than torchtitan's eager loss keeps (module docstring)."""
+    split = 1 if tp > 1 else 0
+    eager = cal.LOSS_BYTES_PER_LOGIT["torch_native"]["vocab_parallel" if split else "one_gpu"]
+    return context_for(workload).loss_bytes_per_logit[split] < eager
+
+
 def job_sections(f, notes):
     """[(table, [(key, value)])] in the order the file writes them."""
     parallelism, async_tp = _parallelism(f, notes)
@@ -114,9 +128,8 @@ def job_sections(f, notes):
                 ("activation_checkpoint", checkpointing),
                 ("checkpoint", _checkpoint(f, notes))]
     w = f.workload
-    compiled_loss = compiles_loss(w.stack, w.compiled_loss)
-    if async_tp or compiled_loss:
-        # Async TP needs the model compiled; Workload.compiled_loss is the loss compiled.
+    if async_tp or _compiles_loss(w, f.par.tp):
+        # Async TP needs the model compiled.
         components = (["model"] if async_tp else []) + ["loss"]
         sections.append(("compile", [("enable", True), ("components", components)]))
     if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:

@@ -9,6 +9,8 @@ import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
 from lab_core import Parallelism, Workload, evaluate, export, preset_inputs, recommend
+from lab_core.calibration import COMPILED_LOSS_BYTES_PER_LOGIT, LOSS_BYTES_PER_LOGIT
+from lab_core.context import context_for
 from lab_core.errors import LabInputError
 from lab_core.export import FORMATS
 from lab_core.export.frameworks import FRAMEWORKS
@@ -236,18 +238,25 @@ def test_toml_writer_round_trips_through_tomllib():
 
 
 @pytest.mark.parametrize("stack,compiled,tp", [("torch_native", True, 1), ("torch_native", False, 1),
-                                                ("modern", True, 1), ("torch_native", True, 8)])
+                                                ("torch_native", False, 8), ("modern", True, 1), ("modern", False, 1),
+                                                ("megatron_lm_2021", False, 2), ("torch_native", True, 8)])
 def test_a_compiled_loss_is_torchtitans_compile_components(stack, compiled, tp):
-    """Workload.compiled_loss (torch_native) is [compile] with "loss" in its components; async TP
-    compiles the model as well; without either the job has no [compile] table."""
+    """The loss is compiled ("loss" in [compile] components) whenever the plan counted fewer
+    bytes per logit than torchtitan's eager loss keeps: Workload.compiled_loss (torch_native), and
+    every Megatron-stack plan (their fused loss, 6 bytes against 12-16), so the job never keeps
+    more than the plan; async TP compiles the model as well; else the job has no [compile] table."""
     workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=128 * 8192, stack=stack,
                        compiled_loss=compiled)
     plan = evaluate(workload, Parallelism(tp=tp, dp=64 // tp, zero=3, micro_batch=2, sequence_parallel=tp > 1))
     job = tomllib.loads(export(plan, workload, "torchtitan", TEXTS["en"]).text)
     async_tp = job["parallelism"].get("enable_async_tensor_parallel", False)
     components = job.get("compile", {}).get("components", [])
-    assert ("loss" in components) == (compiled and stack == "torch_native" or async_tp)
+    assert ("loss" in components) == (compiled or stack != "torch_native" or async_tp)
     assert ("model" in components) == async_tp
+    # What the job keeps per logit is never more than the plan counted.
+    split = "vocab_parallel" if tp > 1 else "one_gpu"
+    kept = (COMPILED_LOSS_BYTES_PER_LOGIT if "loss" in components else LOSS_BYTES_PER_LOGIT["torch_native"])[split]
+    assert kept <= context_for(workload).loss_bytes_per_logit[1 if tp > 1 else 0]
     assert job.get("compile", {}).get("enable", False) == bool(components)
 
 
