@@ -6,6 +6,7 @@ None.
 """
 from .gpu_memory import reserved_bytes
 from .pipeline import bubble_fraction
+from .throughput import with_failures
 
 # (group, key in the dict, attribute). The order is the order of to_dict().
 LAYOUT = (
@@ -216,6 +217,22 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.storage_read_bytes_per_s = data["storage_read_bytes_per_s"]
     r.storage_ratio = data["storage_ratio"]
 
+    _failure_figures(r, ctx.failures)
+    return r
+
+
+def refailed(report, ctx):
+    """`report` for the workload of `ctx` when the two workloads differ only in
+    the checkpoint interval: the interval changes the failure model
+    (failures.failure_figures) and nothing evaluate() computes for a layout
+    before it, so the layout's figures are kept and the failure figures and
+    the training time with failures are those of `ctx`. Equal to evaluate()'s
+    report for that workload (tests/model/test_report_refailed.py)."""
+    r = Report()
+    for attr in Report.__slots__:
+        setattr(r, attr, getattr(report, attr))
+    r.train_time_with_failures_s, r.gpu_hours_with_failures = with_failures(r.train_time_s, r.gpu_hours,
+                                                                            ctx.failures.goodput)
     _failure_figures(r, ctx.failures)
     return r
 

@@ -25,11 +25,13 @@ def throughput(ctx, recompute, step_s):
     out.hfu = out.hardware_flops / step_s / ctx.gpus / ctx.peak_flops
     out.train_time_s = ctx.training_tokens / out.tokens_per_s
     out.gpu_hours = out.train_time_s * ctx.gpus / 3600.0
-    goodput = ctx.failures.goodput
-    if goodput > 0.0:
-        out.train_time_with_failures_s = out.train_time_s / goodput
-        out.gpu_hours_with_failures = out.gpu_hours / goodput
-    else:
-        out.train_time_with_failures_s = None
-        out.gpu_hours_with_failures = None
+    out.train_time_with_failures_s, out.gpu_hours_with_failures = with_failures(out.train_time_s, out.gpu_hours,
+                                                                                ctx.failures.goodput)
     return out
+
+
+def with_failures(train_time_s, gpu_hours, goodput):
+    """(time, GPU-hours) to train once failures take their share (None when they outpace progress)."""
+    if goodput > 0.0:
+        return train_time_s / goodput, gpu_hours / goodput
+    return None, None

@@ -7,14 +7,14 @@ it on every slider move, and readers move back and forth).
   only the failure model's goodput, one factor shared by every plan
   (search.Candidate.score = tokens/s x goodput), so the ranking, the chosen
   plan, the best plan of each shape and the closest plan stay the same; only
-  their reports are evaluated again for the new workload.
+  their failure figures change (report.refailed).
 - The smallest GPU count that fits, by everything but the GPU count, the
   inter-node bandwidth and the checkpoint interval: it compares memory floors
   (nofit.smallest_fitting), which none of those change, so dragging the GPU
   slider over counts where nothing fits asks it once.
 The caches keep the most recent entries (REUSE_KEPT).
 """
-from ..evaluate import evaluate
+from ..report import refailed
 from .search import Candidate, SearchResult
 
 # Entries each cache keeps (an LRU): a few hundred slider positions.
@@ -88,7 +88,7 @@ def search_key(workload, pins):
 
 def retarget(result, workload):
     """`result` (a SearchResult of the same workload but its checkpoint
-    interval) for `workload`: the same plans, their reports evaluated again."""
+    interval) for `workload`: the same plans, with its failure figures."""
     from ..context import context_for
     from .assumptions import MEMORY_SAFETY_MARGIN
 
@@ -102,7 +102,7 @@ def retarget(result, workload):
             return None
         found = fresh.get(cand.parallelism)
         if found is None:
-            found = fresh[cand.parallelism] = Candidate(cand.parallelism, evaluate(workload, cand.parallelism),
+            found = fresh[cand.parallelism] = Candidate(cand.parallelism, refailed(cand.report, ctx),
                                                         goodput, usable, 0.0)
             # The shape is the search's (it depends on memory only).
             found.stage = cand.stage
@@ -118,7 +118,7 @@ def retarget(result, workload):
     out.best = again(result.best)
     out.closest = again(result.closest)
     out.stage_best = {stage: again(cand) for stage, cand in result.stage_best.items()}
-    out.evaluated = len(fresh)
+    out.evaluated = 0  # nothing is evaluated again (report.refailed)
     out.considered = 0
     out.complete = True
     return out

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from lab_core import GPU_PRESETS, LabInputError, Parallelism, Workload, evaluate
 from lab_core.activations import per_layer_bytes
+from lab_core.context import context_for
+from lab_core.report import refailed
 
 SETTINGS = dict(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 POW2 = lambda lo, hi: st.integers(lo, hi).map(lambda k: 2 ** k)  # noqa: E731
@@ -100,6 +102,18 @@ def test_memory_never_grows_with_dp_under_zero3(data):
     state_b = b.weights_bytes + b.gradients_bytes + b.optimizer_bytes
     assert state_b <= state_a * (1 + 1e-12)
     assert b.memory_bytes <= a.memory_bytes * (1 + 1e-12)
+
+
+@settings(**SETTINGS)
+@given(st.data(), st.floats(1, 1440))
+def test_a_report_refailed_for_a_new_checkpoint_interval_is_evaluates_own(data, interval):
+    """report.refailed (what the planner's reuse gives a checkpoint-interval move) equals
+    evaluate() for the new interval, every figure, exactly."""
+    w = data.draw(workloads())
+    par = data.draw(layouts(w["gpus"]))
+    before = _valid(w, par)
+    moved = Workload(**dict(w, checkpoint_interval_min=interval))
+    assert refailed(before, context_for(moved)).to_dict() == evaluate(moved, Parallelism(**par)).to_dict()
 
 
 @settings(**SETTINGS)
