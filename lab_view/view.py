@@ -250,6 +250,10 @@ def _diagram(plan, catalog):
         entry = diagram[key]
         state = "off" if not entry["active"] else ("hot" if entry["level"] == "critical" else "on")
         parts[part] = {"state": state, "text": _part_text(part, entry, texts, units, plan["fits"])}
+    # What the fabric carries for this plan (the plan's gradient sync, and the experts' all-to-all).
+    fabric = diagram["collective_fabric"]
+    parts["fabric"]["sub"] = texts["collectives"][fabric["collective"]] + (
+        texts["collectives"]["all_to_all"] if fabric["all_to_all"] else "")
     if plan["fits"]:
         label = texts["mesh_label"].format(tp=par["tp"], pp=par["pp"], dp=f"{par['dp']:,}") + grid_extras(par, catalog)
     else:

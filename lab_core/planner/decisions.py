@@ -113,6 +113,13 @@ def parallelism(ctx):
     return _entry("parallelism", option, reason, numbers)
 
 
+def gradient_collective(zero):
+    """The collectives of the gradient sync at a ZeRO stage: all-reduce (ZeRO-0),
+    reduce-scatter + all-gather (ZeRO-1/2, the same 2 Psi volume, arXiv:1910.02054
+    Sec 7.2.1), or ZeRO-3's per-layer parameter all-gathers and gradient reduce-scatter (Sec 7.2.2)."""
+    return ("all_reduce", "reduce_scatter_all_gather", "reduce_scatter_all_gather", "zero3_gather_reduce_scatter")[zero]
+
+
 def gradient_sync(ctx):
     """All-reduce (ZeRO-0), reduce-scatter + all-gather (ZeRO-1/2, same 2 Psi volume,
     arXiv:1910.02054 Sec 7.2.1) or ZeRO-3's extra parameter gathers (Sec 7.2.2)."""
@@ -120,8 +127,7 @@ def gradient_sync(ctx):
     if par.dp == 1:
         option, reason = "none", "single_replica"
     else:
-        option = ("all_reduce", "reduce_scatter_all_gather", "reduce_scatter_all_gather",
-                  "zero3_gather_reduce_scatter")[par.zero]
+        option = gradient_collective(par.zero)
         exposed = r.dp_comm_s + r.zero_comm_s
         if exposed <= 0.0:
             reason = "hidden_by_backward"

@@ -6,7 +6,13 @@ sync, metrics = GPUs), "load" a ratio (0 = idle), "level" the matching
 meter's level where one applies. "link" says where the part's traffic runs
 ("nvlink" inside one node, "inter_node" across nodes, "none"). When no plan
 fits, the mesh is "critical" and the parts that serve a running plan are off.
+The collective fabric also says what it carries: "collective", the gradient
+sync's collectives when GPUs hold the same weights (decisions.gradient_collective),
+else "tensor_parallel" or "none"; "all_to_all", whether expert parallelism adds
+its token exchange.
 """
+from .decisions import gradient_collective
+
 PARTS = ("data_loaders", "dp_replicas", "tp_split", "pp_stages", "collective_fabric",
          "checkpoint_store", "metrics", "fault_recovery")
 
@@ -36,8 +42,11 @@ def diagram(ctx):
                              link=r.dp_link if par.dp > 1 else "none", nodes=nodes),
         "tp_split": _part(par.tp > 1, par.tp, r.tp_comm_s / step, mesh_level, link="nvlink" if par.tp > 1 else "none"),
         "pp_stages": _part(par.pp > 1, par.pp, r.pipeline_bubble_s / step, mesh_level),
-        "collective_fabric": _part(running and ctx.gpus_used > 1, fabric_ranks, meters["comms"]["ratio"], comms_level,
-                                   link=link, nodes=nodes),
+        "collective_fabric": dict(_part(running and ctx.gpus_used > 1, fabric_ranks, meters["comms"]["ratio"],
+                                        comms_level, link=link, nodes=nodes),
+                                  collective=(gradient_collective(par.zero) if sync_ranks > 1 else
+                                              "tensor_parallel" if par.tp > 1 else "none"),
+                                  all_to_all=par.ep > 1),
         "checkpoint_store": _part(running, 1, r.checkpoint_write_s / period if period > 0.0 else 0.0,
                                   meters["fault"]["level"]),
         "metrics": _part(running, ctx.gpus_used, r.mfu, "ok"),

@@ -5,6 +5,7 @@ measure, and a no-fit plan names the smallest GPU count that fits."""
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from lab_core import preset_inputs
 from lab_core.planner import plan_json
 from lab_core.planner.assumptions import CHECKPOINT_MATERIAL_GAIN, METER_THRESHOLDS, TIE_TOLERANCE
 from lab_core.planner.meters import MEMORY_METERS
@@ -86,6 +87,28 @@ def test_context_parallel_ranks_join_the_gradient_sync_on_the_fabric():
     par = plan["parallelism"]
     assert par["cp"] > 1
     assert plan["diagram"]["collective_fabric"]["count"] == par["dp"] * par["cp"]
+
+
+@pytest.mark.parametrize("inputs", [
+    {"params": 1.3e9, "gpus": 8},  # replicas: all-reduce
+    {"params": 13e9, "gpus": 64},  # ZeRO sharding
+    {"params": 70e9, "gpus": 8, "gpu": "h100_80gb"},  # one replica split by TP
+    {"params": 1.3e9, "gpus": 1},  # one GPU: no collectives
+    dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=62914560, seq_len=4096,
+         inter_node_gbps=400),  # experts: + all-to-all
+])
+def test_the_fabric_carries_the_plans_collectives(inputs):
+    """The diagram's fabric says what the plan sends over it: the gradient sync decision's collective
+    when GPUs hold the same weights, the tensor-parallel exchanges when only TP splits them, and the
+    experts' all-to-all with EP > 1 (the page's subtitle is this, in words)."""
+    plan = plan_json(inputs)["plan"]
+    par, fabric = plan["parallelism"], plan["diagram"]["collective_fabric"]
+    sync = next(d for d in plan["decisions"] if d["id"] == "gradient_sync")
+    if par["dp"] * par["cp"] > 1:
+        assert fabric["collective"] == sync["option"] != "none"
+    else:
+        assert fabric["collective"] == ("tensor_parallel" if par["tp"] > 1 else "none")
+    assert fabric["all_to_all"] == (par["ep"] > 1)
 
 
 @pytest.mark.parametrize("interval", [1, 60])

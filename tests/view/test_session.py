@@ -65,6 +65,9 @@ def check_view(view, catalog):
     texts = [*view["figures"].values(), view["decisions"], view["thresholds"], view["stage"]["text"],
              *(m["text"] for m in view["meters"].values())]
     assert not [text for text in texts if "{" in text or "}" in text]  # no unfilled placeholder
+    # The fabric's subtitle is the plan's collectives, in the catalog's words.
+    collectives = catalog["diagram"]["collectives"]
+    assert view["diagram"]["parts"]["fabric"]["sub"].removesuffix(collectives["all_to_all"]) in collectives.values()
     shown = [*texts, view["plan"]["nofit"], view["alternatives"], view["diagram"]["label"],
              *(p["text"] for p in view["diagram"]["parts"].values())]
     assert not [text for text in shown if NEGATIVE.search(re.sub(r"<[^>]+>", " ", text))]  # never a negative quantity
