@@ -11,7 +11,7 @@ _EXACT = {
     "experts_per_gpu": "count", "ep_nodes": "count", "seq_len": "tokens", "cp_tokens": "tokens",
     "zero": "count", "gpus": "count", "gpus_used": "count", "gpus_per_node": "count", "nodes": "count",
     "micro_batch": "count", "micro_batches": "count", "interleave": "count", "min_gpus": "count",
-    "min_tp": "count", "min_pp": "count", "min_dp": "count", "gpus_searched": "count",
+    "min_tp": "count", "min_pp": "count", "min_dp": "count", "gpus_searched": "count", "sync_ranks": "count",
     "goodput_gain": "percent", "material_gain": "percent", "time_lost_share": "percent", "tie_tolerance": "percent",
     "interruptions_per_day": "plain", "near_optimum_factor": "plain", "goodput": "percent",
     "mfu": "percent", "level": "text", "relative_score": "percent",

@@ -124,7 +124,10 @@ def gradient_sync(ctx):
     """All-reduce (ZeRO-0), reduce-scatter + all-gather (ZeRO-1/2, same 2 Psi volume,
     arXiv:1910.02054 Sec 7.2.1) or ZeRO-3's extra parameter gathers (Sec 7.2.2)."""
     par, r = ctx.parallelism, ctx.report
-    if par.dp == 1:
+    # Context-parallel ranks hold the same weights as their data-parallel peers and
+    # join the sync (sync.modern_sync: dp x cp ranks): one replica with CP > 1 syncs too.
+    sync_ranks = par.dp * par.cp
+    if sync_ranks == 1:
         option, reason = "none", "single_replica"
     else:
         option = gradient_collective(par.zero)
@@ -136,6 +139,7 @@ def gradient_sync(ctx):
             reason = "exposed_with_zero" if r.zero_comm_total_s > 0.0 else "exposed"
     numbers = {
         "dp": par.dp,
+        "sync_ranks": sync_ranks,
         "zero": par.zero,
         "gradient_bytes_per_gpu": r.params_per_gpu * ctx.wctx.grad_bytes,
         "dp_comm_total_s": r.dp_comm_total_s,

@@ -111,6 +111,19 @@ def test_the_fabric_carries_the_plans_collectives(inputs):
     assert fabric["all_to_all"] == (par["ep"] > 1)
 
 
+def test_one_replica_with_context_parallelism_still_syncs_its_gradients():
+    """CP ranks hold the same weights (sync.modern_sync syncs dp x cp ranks): the decision
+    must not say 'no gradients need synchronising' while the step counts their sync."""
+    plan = plan_json(dict(preset_inputs("llama3-8b"), gpus=8, gpu="h100_80gb", seq_len=131072,
+                          global_batch_tokens=131072), {"cp": 8})["plan"]
+    par = plan["parallelism"]
+    assert par["dp"] == 1 and par["cp"] == 8
+    sync = next(d for d in plan["decisions"] if d["id"] == "gradient_sync")
+    assert plan["report"]["time"]["dp_comm_total_s"] > 0.0
+    assert sync["option"] == plan["diagram"]["collective_fabric"]["collective"] != "none"
+    assert sync["numbers"]["sync_ranks"] == 8
+
+
 @pytest.mark.parametrize("interval", [1, 60])
 def test_checkpoint_interval_within_a_percent_is_fine(interval):
     plan = plan_json({"params": 1.3e9, "gpus": 64, "global_batch_tokens": 1048576, "seq_len": 2048,
