@@ -285,7 +285,10 @@ def interconnect(ctx):
         else:
             reason = "tp_on_nvlink_pp_on_fabric" if par.pp > 1 else "tp_on_nvlink_cp_on_fabric"
     else:
-        option, reason = "nvlink_plus_fabric", "replicas_across_fabric"
+        # No tensor parallelism: whatever spans the nodes crosses the fabric - replicas' gradients,
+        # else pipeline sends, else the context-parallel exchange.
+        option = "nvlink_plus_fabric"
+        reason = "replicas_across_fabric" if par.dp > 1 else ("pp_on_fabric" if par.pp > 1 else "cp_on_fabric")
     numbers = {
         "gpus_per_node": wctx.gpus_per_node,
         "nodes": nodes,

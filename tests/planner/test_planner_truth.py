@@ -124,6 +124,20 @@ def test_one_replica_with_context_parallelism_still_syncs_its_gradients():
     assert sync["numbers"]["sync_ranks"] == 8
 
 
+@pytest.mark.parametrize("pins,seq_len,sequences,reason", [
+    ({"tp": 1, "pp": 16, "dp": 1}, 4096, 256, "pp_on_fabric"),
+    ({"tp": 1, "pp": 1, "cp": 16, "dp": 1}, 131072, 16, "cp_on_fabric"),
+    ({"tp": 1, "pp": 1, "cp": 1}, 4096, 256, "replicas_across_fabric")])
+def test_without_tensor_parallelism_the_interconnect_names_what_spans_the_nodes(pins, seq_len, sequences, reason):
+    """TP 1 on 16 GPUs (two nodes, a fast fabric so that it is not the bottleneck): replicas'
+    gradients, else pipeline sends, else the context-parallel exchange cross the fabric; one
+    replica never reads 'replicas span the nodes'."""
+    plan = plan_json(dict(preset_inputs("llama3-8b"), gpus=16, gpu="h100_80gb", inter_node_gbps=3200,
+                          seq_len=seq_len, global_batch_tokens=sequences * seq_len), pins)["plan"]
+    interconnect = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+    assert plan["fits"] and interconnect["reason"] == reason
+
+
 @pytest.mark.parametrize("interval", [1, 60])
 def test_checkpoint_interval_within_a_percent_is_fine(interval):
     plan = plan_json({"params": 1.3e9, "gpus": 64, "global_batch_tokens": 1048576, "seq_len": 2048,
