@@ -227,7 +227,7 @@ def refailed(report, ctx):
     (failures.failure_figures) and nothing evaluate() computes for a layout
     before it, so the layout's figures are kept and the failure figures and
     the training time with failures are those of `ctx`. Equal to evaluate()'s
-    report for that workload (tests/model/test_report_refailed.py)."""
+    report for that workload (tests/model/test_properties.py checks it)."""
     r = Report()
     for attr in Report.__slots__:
         setattr(r, attr, getattr(report, attr))
