@@ -37,7 +37,7 @@ DECISION_REASONS = {
     "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
     "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "tp_on_nvlink_rest_on_fabric",
                      "tp_on_nvlink_dp_on_fabric", "tp_on_nvlink_pp_on_fabric", "tp_on_nvlink_cp_on_fabric",
-                     "replicas_across_fabric", "nothing_fits"),
+                     "replicas_across_fabric", "pp_on_fabric", "cp_on_fabric", "nothing_fits"),
 }
 
 ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_step", "lower_goodput")
