@@ -121,8 +121,8 @@ def gradient_collective(zero):
 
 
 def gradient_sync(ctx):
-    """All-reduce (ZeRO-0), reduce-scatter + all-gather (ZeRO-1/2, same 2 Psi volume,
-    arXiv:1910.02054 Sec 7.2.1) or ZeRO-3's extra parameter gathers (Sec 7.2.2)."""
+    """The collectives of the plan's gradient sync (gradient_collective, arXiv:1910.02054
+    Sec 7.2) over the GPUs that hold the same weights, and how much of it is exposed."""
     par, r = ctx.parallelism, ctx.report
     # Context-parallel ranks hold the same weights as their data-parallel peers and
     # join the sync (sync.modern_sync: dp x cp ranks): one replica with CP > 1 syncs too.
