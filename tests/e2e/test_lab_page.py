@@ -2,6 +2,7 @@
 errors, the plan's pictures, accessibility and the language switch."""
 import json
 import re
+import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlparse
 
@@ -308,8 +309,61 @@ def test_an_interaction_that_starts_before_the_last_drag_is_written_gets_its_own
     page.wait_for_function("(gpus) => document.getElementById('typed-gpus').value === gpus", arg=start)
 
 
+# Longer than any one answer takes here (2 cores, loaded): moves answered within it are one run of moves.
+PAUSE_MS = 2000
+
+
+def _drag_gpus(page, steps, delta=1):
+    """`steps` moves of the GPU slider by `delta` stops with no `change` (one drag), each answered before the next."""
+    for _ in range(steps):
+        seq = requested(page)
+        page.evaluate("""(delta) => {
+            const range = document.getElementById('slider-gpus');
+            range.value = String(Number(range.value) + delta);
+            range.dispatchEvent(new Event('input', { bubbles: true }));
+        }""", delta)
+        settle(page, seq)
+
+
+def test_a_drag_writes_the_url_only_once_the_reader_pauses(page):
+    """Every history write is a same-document navigation the browser commits beside
+    the worker's next answer: a drag that goes on for longer than the pause writes
+    no URL while its answers keep coming (a throttle would have written one every
+    pause), then one replace once the reader stops."""
+    page.add_init_script(f"globalThis.LAB_HISTORY_REPLACE_MS = {PAUSE_MS};"
+                         "globalThis.labReplaces = 0; const replace = history.replaceState.bind(history);"
+                         "history.replaceState = (...args) => { globalThis.labReplaces += 1; return replace(...args); };")
+    open_live(page)
+    _drag_gpus(page, 1)  # the drag's first move pushes its entry
+    before = page.evaluate("globalThis.labReplaces")
+    started, delta = time.monotonic(), 1
+    while time.monotonic() - started < 2.5 * PAUSE_MS / 1000:
+        _drag_gpus(page, 1, delta)
+        delta = -delta
+    _drag_gpus(page, 1, 2)  # the drag ends away from the entry its first move pushed
+    assert page.evaluate("globalThis.labReplaces") == before
+    shown = page.input_value("#typed-gpus").replace(",", "")
+    page.wait_for_function("(gpus) => new URLSearchParams(location.search).get('gpus') === gpus", arg=shown)
+    assert page.evaluate("globalThis.labReplaces") == before + 1
+
+
+def test_the_language_switch_carries_a_drag_not_yet_in_the_url(page):
+    """A replace still waiting for the reader's pause is written when the language link is followed."""
+    page.add_init_script("globalThis.LAB_HISTORY_REPLACE_MS = 600000;")  # the trailing replace never fires
+    open_live(page)
+    _drag_gpus(page, 3)
+    shown = page.input_value("#typed-gpus")
+    assert page.evaluate("new URLSearchParams(location.search).get('gpus')") != shown.replace(",", "")
+    page.hover(".md-header__option .md-select")
+    page.click("a[hreflang=zh]")
+    page.wait_for_url(re.compile(r"/zh/lab/\?"))
+    wait_live(page)
+    page.wait_for_function("!document.getElementById('lab-app').dataset.linkPending")
+    assert page.input_value("#typed-gpus") == shown
+
+
 def test_a_drag_is_one_history_entry_and_the_url_follows_its_last_move(page):
-    """The moves of a drag after the first update the URL on a trailing timer
+    """The moves of a drag after the first update the URL once the reader pauses
     (off the input -> meters path); the URL still ends at the drag's last value
     and the drag adds exactly one history entry."""
     open_live(page)

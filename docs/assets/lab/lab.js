@@ -108,16 +108,17 @@ function carryStateToLanguageLinks() {
   });
 }
 
-// Updating the URL is a synchronous call into the browser that costs several
-// milliseconds, so the moves of one drag (after the first, which pushes the
-// interaction's entry at once) update it at most every REPLACE_EVERY_MS, on
-// the trailing edge, off the path from input to updated meters.
+// Updating the URL costs the browser far more than the page sees: each
+// replaceState/pushState is a same-document navigation that the browser
+// process commits and records (traced in headless Chromium on 2 cores: some
+// 20 ms of its main thread and more in its background threads per write), and
+// written as answers arrived it ran beside the worker answering the next move.
+// So the moves of one drag (after the first, which pushes the interaction's
+// entry at once) write the URL only once the reader pauses: REPLACE_AFTER_MS
+// after the last answer, and never while a request is on its way.
 // Tests may lengthen it (page.add_init_script) to hold a replace past the next interaction.
-const REPLACE_EVERY_MS = globalThis.LAB_HISTORY_REPLACE_MS || 250;
+const REPLACE_AFTER_MS = globalThis.LAB_HISTORY_REPLACE_MS || 250;
 let replaceTimer = null;
-// A replace that came due while an answer was on its way: written once that
-// answer is on screen, so the call never lands between a move and its answer.
-let replaceDue = false;
 
 function writeHistory(mode) {
   const url = urlFor(state.applied);
@@ -128,25 +129,25 @@ function writeHistory(mode) {
 }
 
 function flushHistory() {
-  if (replaceTimer === null && !replaceDue) return;
+  if (replaceTimer === null) return;
   clearTimeout(replaceTimer);
   replaceTimer = null;
-  replaceDue = false;
   writeHistory("replace");
 }
 
-function replaceWhenAnswered() {
+function replaceWhenPaused() {
   replaceTimer = null;
   if (root.dataset.appliedSeq === root.dataset.requestedSeq) writeHistory("replace");
-  else replaceDue = true; // onResult writes it with the answer
+  else replaceTimer = setTimeout(replaceWhenPaused, REPLACE_AFTER_MS); // the reader moved on: the next pause
 }
 
 function recordHistory(mode) {
   if (mode !== "replace") {
     flushHistory();
     writeHistory(mode);
-  } else if (replaceTimer === null && !replaceDue) {
-    replaceTimer = setTimeout(replaceWhenAnswered, REPLACE_EVERY_MS);
+  } else {
+    clearTimeout(replaceTimer);
+    replaceTimer = setTimeout(replaceWhenPaused, REPLACE_AFTER_MS);
   }
 }
 
@@ -298,7 +299,6 @@ function onResult(seq, result) {
     else notice(result.error.text);
   }
   pendingHistory = null;
-  if (replaceDue) flushHistory();
   progress.pending(false);
   root.dataset.appliedSeq = String(seq);
   root.dataset.appliedAt = String(performance.now());
@@ -396,9 +396,10 @@ function wireInputs() {
       const index = Number(range.value);
       state.inputs[slider.name] = slider.stops[index];
       delete state.typed[slider.name];
+      // The worker starts on the answer first; the slider's own words follow.
+      request(mode);
       typed.value = slider.labels[index];
       range.setAttribute("aria-valuetext", slider.labels[index]);
-      request(mode);
     });
     range.addEventListener("change", () => { dragging = false; });
   }
@@ -444,10 +445,13 @@ function wireInputs() {
   // Leaving the page keeps the last drag in the URL; going back drops a pending
   // replace, which would otherwise rewrite the entry the reader returned to.
   window.addEventListener("pagehide", flushHistory);
+  // A language link carries the URL's state: a replace still waiting is written first.
+  document.addEventListener("click", (event) => {
+    if (event.target instanceof Element && event.target.closest("a[hreflang]")) flushHistory();
+  }, true);
   window.addEventListener("popstate", () => {
     clearTimeout(replaceTimer);
     replaceTimer = null;
-    replaceDue = false;
     const link = stateFromUrl();
     state.inputs = link.inputs;
     state.typed = { ...link.texts };
