@@ -347,6 +347,27 @@ def test_a_drag_writes_the_url_only_once_the_reader_pauses(page):
     assert page.evaluate("globalThis.labReplaces") == before + 1
 
 
+def test_a_burst_of_key_presses_is_one_history_entry(page):
+    """Each arrow key press is a whole move (`input` and `change`); presses that follow
+    each other without a pause are one interaction (one entry, the URL at its end),
+    even when each is answered before the next, and a press after the pause starts the next."""
+    page.add_init_script(f"globalThis.LAB_HISTORY_REPLACE_MS = {PAUSE_MS};")
+    open_live(page)
+    entries = page.evaluate("history.length")
+    page.focus("#slider-gpus")
+    for _ in range(4):
+        seq = requested(page)
+        page.keyboard.press("ArrowRight")
+        settle(page, seq)
+    shown = page.input_value("#typed-gpus").replace(",", "")
+    page.wait_for_function("(gpus) => new URLSearchParams(location.search).get('gpus') === gpus", arg=shown)
+    assert page.evaluate("history.length") == entries + 1
+    seq = requested(page)
+    page.keyboard.press("ArrowRight")
+    settle(page, seq)
+    page.wait_for_function("(entries) => history.length === entries + 2", arg=entries)
+
+
 def test_the_language_switch_carries_a_drag_not_yet_in_the_url(page):
     """A replace still waiting for the reader's pause is written when the language link is followed."""
     page.add_init_script("globalThis.LAB_HISTORY_REPLACE_MS = 600000;")  # the trailing replace never fires

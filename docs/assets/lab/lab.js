@@ -388,11 +388,16 @@ function wireInputs() {
     const range = document.getElementById(`slider-${slider.name}`);
     const typed = document.getElementById(`typed-${slider.name}`);
     let dragging = false;
+    let movedAt = -Infinity;
     range.addEventListener("input", () => {
       // One interaction, one history entry: its first move adds the entry,
-      // the rest of the drag updates it.
-      const mode = dragging ? "replace" : "push";
+      // the rest of the drag updates it. Key presses (each one a whole move,
+      // `change` included) that follow each other within REPLACE_AFTER_MS are
+      // one interaction too: a held arrow key is one entry, not one per step.
+      const now = performance.now();
+      const mode = dragging || now - movedAt < REPLACE_AFTER_MS ? "replace" : "push";
       dragging = true;
+      movedAt = now;
       const index = Number(range.value);
       state.inputs[slider.name] = slider.stops[index];
       delete state.typed[slider.name];
