@@ -90,6 +90,13 @@ class Parallelism:
         return self.tp * self.cp * self.pp
 
     @property
+    def sync_ranks(self):
+        """GPUs holding the same shared weights, which sync their gradients: the
+        data- and context-parallel ranks (context parallelism splits the
+        sequence, not the weights)."""
+        return self.dp * self.cp
+
+    @property
     def shard_ranks(self):
         """Data-parallel ranks ZeRO shards over (all dp unless hybrid sharding)."""
         return self.dp_shard or self.dp

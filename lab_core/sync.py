@@ -31,7 +31,7 @@ def gradient_sync(ctx, par, micro_batches, mb, pipe, sync_params):
 
 def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
     """The 2021 stack's data-parallel traffic (module docstring)."""
-    t, p, d, v, zero = par.tp, par.pp, par.dp * par.cp, par.interleave, par.zero
+    t, p, d, v, zero = par.tp, par.pp, par.sync_ranks, par.interleave, par.zero
     m = micro_batches
     ranks_per_node = dp_ranks_per_node(ctx, t, p, d)
     overlap = cal.DP_OVERLAP_FRACTION
@@ -81,7 +81,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     experts (gpu_memory.expert_shard_ranks), ep apart in rank order.
     """
     shared, expert = sync_params
-    ranks = par.dp * par.cp
+    ranks = par.sync_ranks
     shard = par.shard_ranks * par.cp if par.zero >= 1 else ranks
     per_node = ctx.gpus_per_node // par.tp if par.tp < ctx.gpus_per_node else 1
     out = SyncTimes()

@@ -124,9 +124,8 @@ def gradient_sync(ctx):
     """The collectives of the plan's gradient sync (gradient_collective, arXiv:1910.02054
     Sec 7.2) over the GPUs that hold the same weights, and how much of it is exposed."""
     par, r = ctx.parallelism, ctx.report
-    # Context-parallel ranks hold the same weights as their data-parallel peers and
-    # join the sync (sync.modern_sync: dp x cp ranks): one replica with CP > 1 syncs too.
-    sync_ranks = par.dp * par.cp
+    # One replica with CP > 1 syncs too (Parallelism.sync_ranks, as sync.modern_sync).
+    sync_ranks = par.sync_ranks
     if sync_ranks == 1:
         option, reason = "none", "single_replica"
     else:

@@ -33,8 +33,7 @@ def diagram(ctx):
     # Collectives exist whenever more than one GPU works on the model: the
     # gradient sync of dp ranks and the tensor-parallel exchanges (NVLink in a
     # node counts: the fabric box stands for both, see the diagram's legend).
-    # Context-parallel ranks hold the same weights, so they join the gradient sync (Grid.sync_ranks).
-    sync_ranks = par.dp * par.cp
+    sync_ranks = par.sync_ranks
     fabric_ranks = sync_ranks if sync_ranks > 1 else par.tp
     return {
         "data_loaders": _part(running, nodes, meters["data"]["ratio"], meters["data"]["level"], nodes=nodes),

@@ -285,14 +285,7 @@ def test_an_interaction_that_starts_before_the_last_drag_is_written_gets_its_own
     open_live(page)
     entries = page.evaluate("history.length")
     start = page.input_value("#typed-gpus")
-    for _ in range(3):  # one drag, each move answered before the next: a replace is left waiting
-        seq = requested(page)
-        page.evaluate("""() => {
-            const range = document.getElementById('slider-gpus');
-            range.value = String(Number(range.value) + 1);
-            range.dispatchEvent(new Event('input', { bubbles: true }));
-        }""")
-        settle(page, seq)
+    _drag_gpus(page, 3)  # one drag, each move answered before the next: a replace is left waiting
     page.dispatch_event("#slider-gpus", "change")
     dragged = page.input_value("#typed-gpus")
     params = page.input_value("#typed-params")
