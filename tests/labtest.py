@@ -86,11 +86,13 @@ def wait_opaque(page):
     }""")
 
 
-def open_lab(browser, base_url, path, viewport, permissions=()):
+def open_lab(browser, base_url, path, viewport, permissions=(), init_script=None):
     """A new context and page at ``path``, once the live lab has answered the link: (context, page).
     The context bypasses the site's CSP (Playwright's waits evaluate strings); ``permissions`` are
-    granted to the site's origin (e.g. the clipboard)."""
+    granted to the site's origin (e.g. the clipboard); ``init_script`` runs before the page's own."""
     context = browser.new_context(base_url=base_url, viewport=viewport, bypass_csp=True)
+    if init_script:
+        context.add_init_script(init_script)
     if permissions:
         context.grant_permissions(list(permissions), origin=base_url.rstrip("/"))
     page = context.new_page()

@@ -19,8 +19,9 @@ CATALOGS = load_catalogs()
 H100_512 = "?gpus=512&gpu=h100_80gb"
 
 
-def open_page(browser, base_url, path, viewport=DESKTOP, clipboard=False):
-    return open_lab(browser, base_url, path, viewport, ("clipboard-read", "clipboard-write") if clipboard else ())
+def open_page(browser, base_url, path, viewport=DESKTOP, clipboard=False, init_script=None):
+    return open_lab(browser, base_url, path, viewport, ("clipboard-read", "clipboard-write") if clipboard else (),
+                    init_script)
 
 
 def act(page, action):
@@ -86,6 +87,36 @@ def test_pins_fix_choices_and_an_invalid_pin_says_why_with_the_nearest_values(br
     assert page.url == good_url and plan_item(page, "tp") == "8"
     act(page, lambda: page.click("#lab-unpin"))
     assert "tp" not in query(page) and not page.is_visible("#error-dp")
+    context.close()
+
+
+# Counts what the page writes into its <select>s that they already hold: Chromium's autofill
+# takes any such write for the reader changing the form and re-reads every field of the page
+# on the main thread (lab-static.js setValue).
+SELECT_WRITES_SPY = """(() => {
+  const counts = window.__selectWrites = { sameValue: 0, sameOptions: 0, changed: 0 };
+  const proto = HTMLSelectElement.prototype;
+  const value = Object.getOwnPropertyDescriptor(proto, "value");
+  Object.defineProperty(proto, "value", { configurable: true, get() { return value.get.call(this); },
+    set(v) { counts[value.get.call(this) === String(v) ? "sameValue" : "changed"]++; value.set.call(this, v); } });
+  const html = Object.getOwnPropertyDescriptor(Element.prototype, "innerHTML");
+  Object.defineProperty(proto, "innerHTML", { configurable: true, get() { return html.get.call(this); },
+    set(v) { counts[html.get.call(this) === String(v) ? "sameOptions" : "changed"]++; html.set.call(this, v); } });
+})();"""
+
+
+def test_answers_leave_selects_that_already_show_the_value_alone(browser, base_url):
+    context, page = open_page(browser, base_url, "lab/" + H100_512 + "&params=70000000000",
+                              init_script=SELECT_WRITES_SPY)
+    open_panel(page, "lab-pins")  # its selects get their options with each plan
+    for name in ("gpus", "seq_len", "gpus"):
+        act(page, lambda: page.press(f"#slider-{name}", "ArrowRight"))
+        extras_done(page)
+    act(page, lambda: page.click('.lab-card[data-scenario="full-3d"]'))
+    extras_done(page)
+    counts = page.evaluate("window.__selectWrites")
+    assert counts["changed"] > 0  # the spy saw the new plans' pin options
+    assert counts["sameValue"] == 0 and counts["sameOptions"] == 0, counts
     context.close()
 
 

