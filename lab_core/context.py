@@ -17,7 +17,7 @@ from .stack import compiles_loss, fuses_qkv, is_modern, keeps_fp8_inputs, per_op
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("workload", "shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
+    __slots__ = ("shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
                  "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
@@ -29,7 +29,9 @@ class WorkloadContext:
     def __init__(self, w):
         shape = w.shape
         dev = w.device
-        self.workload = w
+        # No reference back to the workload, which holds this context: a cycle would leave
+        # every dropped workload's figures to the cycle collector, whose passes then landed
+        # inside a slider move's answer (3-4 ms in CPython over the lab's moves).
         self.shape = shape
         self.device = dev
         self.precision = w.precision

@@ -157,7 +157,7 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     device = ctx.device_bytes
     total = memory.total
     r.parallelism = par
-    r.shape = ctx.workload.shape
+    r.shape = ctx.shape
     r.weights_bytes = memory.weights
     r.gradients_bytes = memory.gradients
     r.optimizer_bytes = memory.optimizer
