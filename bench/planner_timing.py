@@ -47,20 +47,23 @@ def time_recommend(cases, repeat):
 
 
 def time_slider_walks(walks, session_config):
-    """_slider_walks with the start-up objects frozen, as the worker has them
-    once its session is ready (lab_view.heap)."""
+    """_slider_walks with the collector as the worker has it once its session is
+    ready (lab_view.heap): start-up objects frozen, no automatic passes, one
+    pass while idle after each move's full answer (not timed)."""
     import gc
 
-    from lab_view import freeze_startup_objects
+    from lab_view import collect_idle, collect_only_when_idle, freeze_startup_objects
 
     freeze_startup_objects()
+    collect_only_when_idle()
     try:
-        return _slider_walks(walks, session_config)
+        return _slider_walks(walks, session_config, collect_idle)
     finally:
+        gc.enable()
         gc.unfreeze()
 
 
-def _slider_walks(walks, session_config):
+def _slider_walks(walks, session_config, idle=lambda: None):
     """The worker's work per slider move, by part, over drags of each slider
     from each starting state (caches as the page has them: warm from the
     moves before). Parts of the first answer (the quick request the page asks
@@ -115,6 +118,7 @@ def _slider_walks(walks, session_config):
             t6 = time.perf_counter()
             render_result(result, result["plan"]["report"], catalog, kinds, ())
             parts["rest"].append((time.perf_counter() - t6) * 1e3)
+            idle()  # the worker's pass once the reader pauses (worker.js collectWhenIdle)
     return {"parts": {name: summarize(values) for name, values in parts.items() if values},
             "provisional": provisional, "moves": len(evaluated),
             "by_slider": {name: summarize(values) for name, values in by_slider.items()},

@@ -6,8 +6,9 @@ a number on a precomputed page and the number the live lab prints for the same
 input are produced by one function. Words come from a per-language catalog
 passed in by the caller; nothing here contains user-facing prose.
 """
-from .heap import freeze_startup_objects
+from .heap import collect_idle, collect_only_when_idle, freeze_startup_objects
 from .quantities import QuantityError, format_quantity, parse_quantity
 from .session import Session
 
-__all__ = ["QuantityError", "format_quantity", "freeze_startup_objects", "parse_quantity", "Session"]
+__all__ = ["QuantityError", "collect_idle", "collect_only_when_idle", "format_quantity", "freeze_startup_objects",
+           "parse_quantity", "Session"]

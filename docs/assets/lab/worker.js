@@ -31,7 +31,21 @@ import { createDownloads } from "./downloads.js";
 import { toggleWasmData } from "./wasmdata.js";
 
 let session = null;
+let labView = null;
 let refining = null; // the refine job in progress (Session.start), dropped by any newer request
+
+// The cycle collector runs only once the worker has had nothing to do for this long
+// (lab_view/heap.py: its automatic passes fell inside answers). A drag sends a move
+// every frame, so it never waits for a pass; a move right after a pause may (1-3 ms).
+const IDLE_COLLECT_MS = 100;
+let activity = 0; // bumped by every message in and every answer out
+
+function collectWhenIdle() {
+  const at = ++activity;
+  setTimeout(() => {
+    if (activity === at && !refining && labView) labView.collect_idle();
+  }, IDLE_COLLECT_MS);
+}
 
 // Work per slice of a refining search before the worker looks at its messages
 // again: a move that arrives during a refine waits at most about this long.
@@ -74,6 +88,7 @@ async function inSlices(job, finished) {
 async function refine(data) {
   await inSlices(session.start(data.request), (job, response, ms) => {
     self.postMessage({ type: "result", seq: data.seq, response, ms, refined: true, receivedAt: data.receivedAt, postedAt: now() });
+    collectWhenIdle();
   });
 }
 
@@ -81,7 +96,10 @@ async function refine(data) {
 // (lab_view/warm.py says why): a slice at a time, like a refine, and dropped by
 // any request of the reader's. Tells the page when all of them have run.
 async function warm(data) {
-  await inSlices(session.warm(data.requests), (job) => self.postMessage({ type: "warmed", requests: job.ran }));
+  await inSlices(session.warm(data.requests), (job) => {
+    self.postMessage({ type: "warmed", requests: job.ran });
+    collectWhenIdle();
+  });
 }
 
 // CPU time a snapshot restore saves over a cold boot from the precompiled
@@ -187,11 +205,13 @@ async function snapshotPays(downloads, snapshot, policy) {
 
 async function startSession(pyodide, downloads, pyzipURL, sessionConfig) {
   pyodide.unpackArchive(await downloads.bytes(pyzipURL), "zip");
-  const labView = pyodide.pyimport("lab_view");
+  labView = pyodide.pyimport("lab_view");
   const made = labView.Session(sessionConfig);
   // What exists now lives as long as the worker: out of the cycle collector's
-  // passes, which otherwise paused answers for tens of ms (lab_view/heap.py).
+  // passes, which otherwise paused answers for tens of ms (lab_view/heap.py);
+  // the passes themselves wait for the worker to be idle (collectWhenIdle).
   labView.freeze_startup_objects();
+  labView.collect_only_when_idle();
   return made;
 }
 
@@ -265,6 +285,7 @@ self.onmessage = async ({ data }) => {
     if (session && !refining) await warm(data);
   } else if (data.type === "evaluate") {
     data.receivedAt = now();
+    activity++;
     refining = null; // a newer request: the reader moved past any refine in progress
     try {
       if (data.refine) {
@@ -275,6 +296,7 @@ self.onmessage = async ({ data }) => {
       const response = session.handle(data.request);
       self.postMessage({ type: "result", seq: data.seq, response, ms: performance.now() - started,
                          receivedAt: data.receivedAt, postedAt: now() });
+      collectWhenIdle();
     } catch (error) {
       self.postMessage({ type: "fatal", reason: errorText(error) });
     }
