@@ -22,8 +22,10 @@ first answers and refine slices (CPython replay of the bench's 180 moves twice:
 first answer max 11.9 -> 6 ms, longest refine slice 16 -> 4-8 ms without them).
 The worker therefore turns them off (collect_only_when_idle) and runs one pass
 itself once no request has come for a while (collect_idle), which also frees
-the few cycles the standard library makes (json.dumps with indent, the
-DeepSpeed export).
+the few cycles the standard library makes (json.dumps with indent, used by the
+launch configurations' JSON). A cycle whose objects were alive at a pass, so
+frozen by it, would be kept for the worker's lifetime: the no-cycles test is
+what keeps that from happening.
 """
 import gc
 
