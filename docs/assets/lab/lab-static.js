@@ -58,7 +58,7 @@
   // every write to a <select>'s value, even of the value it already has, as the
   // reader changing the form: the page extracts all its fields on the main thread
   // and the browser re-parses them (a trace of 36 slider moves: 38 extractions,
-  // 386 ms of the page's main thread and 533 ms of the browser's, beside the
+  // 307 ms of the page's main thread and 433 ms of the browser's, beside the
   // worker's answers on 2 cores; none once unchanged values are left alone).
   function setValue(el, value) {
     if (el.value !== value) el.value = value;
