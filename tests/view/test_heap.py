@@ -7,8 +7,12 @@ from labsite.catalog import load_catalogs
 from labsite.labpage import load_lab_layout, session_config
 
 
+def _session():
+    return Session(session_config(load_lab_layout(), load_catalogs()["en"], {"rules_short": [], "rules_href": ""}))
+
+
 def test_freezing_moves_the_live_objects_out_of_the_collectors_passes():
-    session = Session(session_config(load_lab_layout(), load_catalogs()["en"], {"rules_short": [], "rules_href": ""}))
+    session = _session()
     gc.unfreeze()
     gc.collect()
     tracked_before = len(gc.get_objects())
@@ -24,10 +28,6 @@ def test_freezing_moves_the_live_objects_out_of_the_collectors_passes():
         assert answer["ok"] is True
     finally:
         gc.unfreeze()
-
-
-def _session():
-    return Session(session_config(load_lab_layout(), load_catalogs()["en"], {"rules_short": [], "rules_href": ""}))
 
 
 # Moves of every kind a reader makes: dense, mixture of experts, long context, one that
