@@ -19,11 +19,11 @@ The fits are reproduced by tools/fit_calibration.py.
 # run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.694,
-    "h100_96gb_500w": 0.694,
-    "h800_80gb": 0.694,
-    "h200_141gb": 0.694,
-    "b200_192gb": 0.547,
+    "h100_80gb": 0.704,
+    "h100_96gb_500w": 0.704,
+    "h800_80gb": 0.704,
+    "h200_141gb": 0.704,
+    "b200_192gb": 0.557,
 }
 
 # Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
@@ -66,24 +66,51 @@ GEMM_WIDTH_SCALE = {
 # on B200 (6; the b200 value), NeMo's long-sequence table (6) and llm-foundry
 # on H100 (77). Every other modern group is out of sample.
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.612,
-    "h100_96gb_500w": 0.612,
-    "h800_80gb": 0.612,
-    "h200_141gb": 0.612,
-    "b200_192gb": 0.538,
+    "h100_80gb": 0.621,
+    "h100_96gb_500w": 0.621,
+    "h800_80gb": 0.621,
+    "h200_141gb": 0.621,
+    "b200_192gb": 0.548,
 }
 
+# How a flash-attention kernel's rate grows with the query tokens of one
+# sequence on one GPU (s / cp): efficiency x 1 / (1 + ATTENTION_SEQ_SCALE / tokens),
+# short sequences leave tiles and SMs idle. CALIBRATED (Hopper, Blackwell):
+# log least-squares fit to FlashAttention-3's forward throughput on H100 at
+# head dimension 128, 16 heads, batch x sequence = 16K tokens, sequence 512 to
+# 16K (pytorch/benchmark commit ff65cb6, PR #2391, flash_v3 column: 430 to 621
+# TFLOP/s, not causal; 6 rows, largest miss 0.9%;
+# content/validation/gemm_measurements.yaml, tools/fit_modern_stack.py); the
+# same shape is assumed for the backward and on B200. a100: 0 (its value below
+# is the GEMM one, not a flash-attention measurement).
+ATTENTION_SEQ_SCALE = {
+    "a100_80gb": 0.0,
+    "h100_80gb": 234.0,
+    "h100_96gb_500w": 234.0,
+    "h800_80gb": 234.0,
+    "h200_141gb": 234.0,
+    "b200_192gb": 234.0,
+}
+
+# Rows and columns of the tiles a causal flash-attention kernel computes: a
+# tile the causal mask cuts is computed whole, so the s / tile tiles on the
+# diagonal add tile / s to the causal half's work. TEACHING ASSUMPTION
+# (FlashAttention-3's forward tile for head dimension 128 on Hopper is 128 query
+# rows, Dao-AILab/flash-attention hopper/tile_size.h; kept for every GPU).
+ATTENTION_CAUSAL_TILE = 128.0
+
 # Fraction of the 16-bit dense peak a flash-attention kernel reaches on the
-# causal half it computes (FlashAttention-2/3, arXiv:2307.08691, arXiv:2407.08608;
+# causal half it computes, on long sequences (before ATTENTION_SEQ_SCALE and
+# ATTENTION_CAUSAL_TILE above) (FlashAttention-2/3, arXiv:2307.08691, arXiv:2407.08608;
 # Transformer Engine's fused attention). a100: the GEMM value (the 2021 A100
 # rows run without flash attention). Others: CALIBRATED with FP8_GEMM_EFFICIENCY.
 ATTENTION_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.369,
-    "h100_96gb_500w": 0.369,
-    "h800_80gb": 0.369,
-    "h200_141gb": 0.369,
-    "b200_192gb": 0.369,
+    "h100_80gb": 0.376,
+    "h100_96gb_500w": 0.376,
+    "h800_80gb": 0.376,
+    "h200_141gb": 0.376,
+    "b200_192gb": 0.376,
 }
 
 # The software stack's kernels: factors on the GEMM and element-wise rates
@@ -94,12 +121,12 @@ ATTENTION_EFFICIENCY = {
 # out of sample).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 1.0,
+    "torch_native": 1.023,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 0.489,
+    "torch_native": 0.483,
     "megatron_lm_2021": 1.0,
 }
 
@@ -166,7 +193,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.377
+COMM_CONTENTION = 0.405
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -275,7 +302,7 @@ MOE_CAPACITY_FACTOR = 1.0
 # Qwen3-235B on 256 with heads of 128 and the plain all-to-all, Megatron-Bridge;
 # step_time.expert_alltoall_times for the volumes, attention.py for the shapes);
 # the other MoE runs are out of sample.
-MOE_ALLTOALL_EXPOSED = 0.239
+MOE_ALLTOALL_EXPOSED = 0.194
 
 # --- Optimizer -----------------------------------------------------------
 

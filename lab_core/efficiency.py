@@ -1,7 +1,8 @@
 """Achieved compute rates: how much of a device's peak a GEMM or an attention kernel reaches.
 
 Constants and their sources: calibration.GEMM_EFFICIENCY, FP8_GEMM_EFFICIENCY,
-GEMM_TOKEN_SCALE, GEMM_WIDTH_SCALE, ATTENTION_EFFICIENCY.
+GEMM_TOKEN_SCALE, GEMM_WIDTH_SCALE, ATTENTION_EFFICIENCY, ATTENTION_SEQ_SCALE,
+ATTENTION_CAUSAL_TILE.
 """
 from . import calibration as cal
 from .attention import standard
@@ -25,9 +26,21 @@ def gemm_rate(device, precision, tokens, width):
     return peak * gemm_efficiency(device.id, precision, tokens, width)
 
 
-def attention_rate(device):
-    """Achieved FLOP/s of a flash-attention kernel (16-bit) on `device`."""
-    return device.peak_flops * cal.ATTENTION_EFFICIENCY[device.id]
+def attention_rate(device, tokens, causal=True):
+    """Achieved FLOP/s of a flash-attention kernel (16-bit) on `device`, counted
+    on the FLOPs it must do (the causal half when causal).
+
+    tokens: query tokens of one sequence on one GPU (s / cp). The kernel's
+    rate saturates with the sequence (calibration.ATTENTION_SEQ_SCALE, fitted
+    on FlashAttention-3's measured throughput); a causal kernel also computes
+    the masked half of the tiles on the diagonal
+    (calibration.ATTENTION_CAUSAL_TILE).
+    """
+    device_id = device.id
+    efficiency = cal.ATTENTION_EFFICIENCY[device_id] / (1.0 + cal.ATTENTION_SEQ_SCALE[device_id] / tokens)
+    if causal:
+        efficiency /= 1.0 + cal.ATTENTION_CAUSAL_TILE / tokens
+    return device.peak_flops * efficiency
 
 
 def _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv):

@@ -54,7 +54,7 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s):
     s, h = ctx.seq_len, ctx.hidden
     tokens = b * s / cp
     rate = gemm_rate(ctx.device, ctx.precision, tokens, h / t) * ctx.compute_factor
-    flash_rate = attention_rate(ctx.device) * ctx.attention_factor if ctx.flash else None
+    flash_rate = attention_rate(ctx.device, s / cp) * ctx.attention_factor if ctx.flash else None
     sp = par.sequence_parallel and t > 1
     replay = None
     if par.recompute == "selective" and ctx.per_op_selective:

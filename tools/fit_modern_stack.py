@@ -6,11 +6,13 @@ row of content/validation/end_to_end.yaml stays out of sample):
 1. GEMM shape: GEMM_TOKEN_SCALE and GEMM_WIDTH_SCALE from DeepGEMM's FP8 GEMM
    throughput on H800 at M = 128 and 4,096 rows (content/validation/gemm_measurements.yaml;
    two row counts so the token scale is identified; the M = 64 rows are memory-bound).
-2. Modern runs: FP8_GEMM_EFFICIENCY (Hopper, B200), ATTENTION_EFFICIENCY,
+2. Attention shape: ATTENTION_SEQ_SCALE from FlashAttention-3's forward
+   throughput on H100 by sequence length (the same file).
+3. Modern runs: FP8_GEMM_EFFICIENCY (Hopper, B200), ATTENTION_EFFICIENCY,
    COMM_CONTENTION and the torch_native stack's factors on the groups in
    END_TO_END_GROUPS; the 16-bit GEMM efficiency follows from the FP8 one by
    the measured best-matmul ratio of the same GPU (bf16_from_fp8).
-3. Mixture of experts: MOE_ALLTOALL_EXPOSED on MOE_GROUPS.
+4. Mixture of experts: MOE_ALLTOALL_EXPOSED on MOE_GROUPS.
 
 Each fit minimises squared log errors (scipy.optimize.least_squares). Run:
 python -m labtools.fit_modern_stack   (prints fitted next to shipped values)
@@ -63,6 +65,18 @@ def fit_gemm_shape():
         return np.log(x[0] / (1.0 + x[1] / m + x[2] / width) / measured)
 
     return least_squares(residuals, [0.8, 100.0, 500.0], bounds=([0.1, 0.0, 0.0], [1.0, 1e5, 1e5])).x
+
+
+def fit_attention_shape():
+    """(efficiency, sequence scale) of E / (1 + S0 / sequence) on FlashAttention-3's table."""
+    table = measurements()["flash_attention3_h100_bf16"]
+    seq = np.array([r["seq"] for r in table["rows"]], float)
+    measured = np.array([r["tflops"] for r in table["rows"]], float) / table["peak_tflops"]
+
+    def residuals(x):
+        return np.log(x[0] / (1.0 + x[1] / seq) / measured)
+
+    return least_squares(residuals, [0.6, 200.0], bounds=([0.1, 0.0], [1.0, 1e5])).x
 
 
 def _set_modern(x):
@@ -135,6 +149,9 @@ def main():
     print(f"GEMM shape (DeepGEMM H800 FP8, M >= {SHAPE_MIN_ROWS}): E {efficiency:.3f}, "
           f"GEMM_TOKEN_SCALE {tokens:.0f} (shipped {cal.GEMM_TOKEN_SCALE['h100_80gb']:.0f}), "
           f"GEMM_WIDTH_SCALE {width:.0f} (shipped {cal.GEMM_WIDTH_SCALE['h100_80gb']:.0f})")
+    _, seq_scale = fit_attention_shape()
+    print(f"Attention shape (FlashAttention-3 H100 forward): ATTENTION_SEQ_SCALE {seq_scale:.0f} "
+          f"(shipped {cal.ATTENTION_SEQ_SCALE['h100_80gb']:.0f})")
     print("Modern runs (" + ", ".join(END_TO_END_GROUPS) + "):")
     for name, fitted, shipped in zip(MODERN_NAMES, fit_modern(), shipped_modern()):
         print(f"  {name:42s} fitted {fitted:.3f}  shipped {shipped:.3f}")

@@ -18,6 +18,12 @@ def test_gemm_shape_constants_are_the_deepgemm_fit():
         assert cal.GEMM_WIDTH_SCALE[gpu] == pytest.approx(width, rel=REL)
 
 
+def test_attention_sequence_scale_is_the_flash_attention_3_fit():
+    _, scale = fit.fit_attention_shape()
+    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb", "b200_192gb"):
+        assert cal.ATTENTION_SEQ_SCALE[gpu] == pytest.approx(scale, rel=REL)
+
+
 def test_modern_constants_are_the_end_to_end_fit():
     fitted = fit.fit_modern()
     for name, value, shipped in zip(fit.MODERN_NAMES, fitted, fit.shipped_modern()):

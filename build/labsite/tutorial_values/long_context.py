@@ -94,7 +94,7 @@ def _ring_values(workload, layout, w):
     link = ctx.nvlink_rate if t * cp <= ctx.gpus_per_node else ctx.nic_rate
     send = point_to_point_time(block, link)
     # One block of causal attention on this rank: 4 b (s/cp)^2 h / t FLOPs, half of it masked.
-    attention_block = 0.5 * 4.0 * (s / cp) ** 2 * h / t / (attention_rate(ctx.device) * ctx.attention_factor)
+    attention_block = 0.5 * 4.0 * (s / cp) ** 2 * h / t / (attention_rate(ctx.device, s / cp) * ctx.attention_factor)
     mb = micro_batch(workload, layout)
     whole_kv = 2.0 * 2.0 * s * h * r / t
     return {
