@@ -114,6 +114,13 @@ def test_modern_out_of_sample_runs_meet_their_bar():
     assert _mean(MODERN_PREDICTED) < MODERN_OUT_OF_SAMPLE_MEAN, f"{_mean(MODERN_PREDICTED):.2f}%"
 
 
+def test_the_summary_modern_line_is_these_runs():
+    """The page's and make validation's "modern" line is the mean this file holds to its bar."""
+    mean, count = summary(end_to_end_rows(RUNS))["modern"]
+    assert count == len(MODERN_PREDICTED)
+    assert mean == pytest.approx(_mean(MODERN_PREDICTED))
+
+
 @pytest.mark.parametrize("run", RUNS, ids=_id)
 def test_every_run_is_complete_and_consistent(run):
     for key in REQUIRED_GROUP_KEYS:

@@ -71,6 +71,15 @@ def end_to_end_runs(path=END_TO_END):
     return [EndToEndRun(group, dict(group.get("common", {}), **row)) for group in groups for row in group["rows"]]
 
 
+MEMORY_METRICS = ("memory_gib", "reserved_memory_gib")
+
+
+def is_modern_throughput(run):
+    """A run on today's stacks (not the 2021 Megatron-LM stack) whose figure is a speed, not a memory reading:
+    the summary's "modern" line (the bar issue 14 set: under 6% mean on its predictions)."""
+    return run.spec.get("stack", "modern") != "megatron_lm_2021" and run.group["metric"] not in MEMORY_METRICS
+
+
 def end_to_end_rows(runs=None):
     rows = []
     for run in end_to_end_runs() if runs is None else runs:
@@ -80,7 +89,8 @@ def end_to_end_rows(runs=None):
         page = PageEntry(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
                          page_unit(METRICS[g["metric"]]), spec.get("note", g["id"]), label)
         rows.append(Row(g["id"], what, run.predicted(), run.published, rel(g["tolerance_percent"] / 100.0),
-                        g.get("kind", "prediction"), page, megatron=g.get("megatron_style", True)))
+                        g.get("kind", "prediction"), page, megatron=g.get("megatron_style", True),
+                        modern=is_modern_throughput(run)))
     return rows
 
 
