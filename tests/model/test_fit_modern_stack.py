@@ -31,9 +31,19 @@ def test_modern_constants_are_the_end_to_end_fit():
 
 
 def test_sixteen_bit_gemm_efficiency_follows_from_fp8_by_the_measured_ratio():
-    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb", "b200_192gb"):
-        derived = fit.bf16_from_fp8(cal.FP8_GEMM_EFFICIENCY[gpu], gpu)
+    for gpu, fp8_of in (("h100_80gb", "h100_80gb"), ("h800_80gb", "h800_80gb"), ("h200_141gb", "h100_80gb"),
+                        ("b200_192gb", "b200_192gb")):
+        derived = fit.bf16_from_fp8(cal.FP8_GEMM_EFFICIENCY[fp8_of], gpu)
         assert cal.GEMM_EFFICIENCY[gpu] == pytest.approx(derived, rel=0.002), gpu
+
+
+def test_h200_fp8_gemms_run_faster_than_h100_by_their_measured_best_matmul_and_16_bit_ones_do_not():
+    ratio = fit.best_matmul_efficiency("h200_141gb", "fp8") / fit.best_matmul_efficiency("h100_80gb", "fp8")
+    assert ratio == pytest.approx(1453.4 / 1402.6)
+    assert cal.FP8_GEMM_EFFICIENCY["h200_141gb"] == pytest.approx(cal.FP8_GEMM_EFFICIENCY["h100_80gb"] * ratio,
+                                                                  rel=0.002)
+    assert fit.hopper_fp8(0.5, "h800_80gb") == 0.5   # no measured row: the H100 value
+    assert cal.GEMM_EFFICIENCY["h200_141gb"] == cal.GEMM_EFFICIENCY["h100_80gb"]
 
 
 def test_moe_alltoall_share_is_its_fit():
