@@ -7,7 +7,7 @@ import lab_core
 from lab_core import activations, flops
 from lab_core.comms import point_to_point_time
 from lab_core.context import context_for
-from lab_core.efficiency import attention_rate
+from lab_core.efficiency import attention_rate, gemm_efficiency
 from lab_core.planner import recommend
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 
@@ -40,14 +40,30 @@ def _why_values(w_short, w_long, layout):
     return values
 
 
-def _recipe_values(w_short, w_long):
-    """Training FLOPs per token at the two lengths (lab_core.flops.shape_model_flops)."""
+#: A short sequence for the attention kernel's share of peak (the kernel's rate grows with the sequence).
+SHORT_KERNEL_TOKENS = 1024
+
+
+def _recipe_values(w_short, w_long, layout):
+    """Training FLOPs per token at the two lengths (lab_core.flops.shape_model_flops), and the share of the
+    GPU's peak the long run's attention kernel and GEMMs reach on each GPU's s / cp tokens (lab_core.efficiency)."""
     per_token = {}
     for key, w in (("short", w_short), ("long", w_long)):
         per_token[key] = flops.shape_model_flops(1, w.seq_len, w.shape) / w.seq_len
+    ctx = context_for(w_long)
+    device, tokens = ctx.device, w_long.seq_len // layout["cp"]
+
+    def attention_share(n):
+        return attention_rate(device, n) * ctx.attention_factor / device.peak_flops
+
+    gemm_share = gemm_efficiency(device.id, w_long.precision, tokens, ctx.hidden / layout["tp"]) * ctx.compute_factor
     return {
         "short_flops_token": (per_token["short"], "sci"), "long_flops_token": (per_token["long"], "sci"),
         "flops_token_ratio": (per_token["long"] / per_token["short"], "plain"),
+        "gpu_tokens": (tokens, "count"), "kernel_short_tokens": (SHORT_KERNEL_TOKENS, "count"),
+        "attention_peak": (attention_share(tokens), "percent"), "gemm_peak": (gemm_share, "percent"),
+        "attention_peak_short": (attention_share(SHORT_KERNEL_TOKENS), "percent"),
+        "attention_verdict": branch(attention_share(tokens) < gemm_share, "below", "above"),
     }
 
 
@@ -185,7 +201,7 @@ def long_context_chapter():
     w, r = evaluate(workload, **layout)
     w_short = lab_core.Workload(**published_run(SHORT)[0])
     values = {}
-    for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w), _run_values(workload, layout, w, r),
+    for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w, layout), _run_values(workload, layout, w, r),
                  _ring_values(workload, layout, w), _memory_values(workload, layout, w, r), _plan_values(w),
                  _exercise_values(r)):
         values.update(part)
