@@ -98,14 +98,15 @@ ATTENTION_SEQ_SCALE = {
 # Rows and columns of the tiles a causal flash-attention kernel computes: a
 # tile the causal mask cuts is computed whole, so the s / tile tiles on the
 # diagonal add tile / s to the causal half's work. TEACHING ASSUMPTION
-# (FlashAttention-3's forward tile for head dimension 128 on Hopper is 128 query
-# rows, Dao-AILab/flash-attention hopper/tile_size.h; kept for every GPU).
+# (FlashAttention-3's causal forward tile for head dimension 128 on Hopper is
+# 128 x 128: Dao-AILab/flash-attention hopper/tile_size.h, tile_size_fwd_sm90,
+# commit 0251105; kept for every GPU and head size).
 ATTENTION_CAUSAL_TILE = 128.0
 
 # Fraction of the 16-bit dense peak a flash-attention kernel reaches on the
-# causal half it computes, on long sequences (before ATTENTION_SEQ_SCALE and
-# ATTENTION_CAUSAL_TILE above) (FlashAttention-2/3, arXiv:2307.08691, arXiv:2407.08608;
-# Transformer Engine's fused attention). a100: the GEMM value (the 2021 A100
+# causal half it computes, in the limit of long sequences (ATTENTION_SEQ_SCALE
+# and ATTENTION_CAUSAL_TILE above lower it on short ones; FlashAttention-2/3,
+# arXiv:2307.08691, arXiv:2407.08608; Transformer Engine's fused attention). a100: the GEMM value (the 2021 A100
 # rows run without flash attention). Others: CALIBRATED with FP8_GEMM_EFFICIENCY.
 ATTENTION_EFFICIENCY = {
     "a100_80gb": 0.70,

@@ -18,8 +18,8 @@ def _lines(pairs):
 
 
 def test_each_bar_is_one_line_and_a_met_bar_says_nothing_more():
-    pairs = [_pair(2.0), _pair(-3.0, megatron=True, modern=False), _pair(1.0, metric="reserved_memory_gib", modern=False),
-             _pair(4.0, kind="held_out")]
+    pairs = [_pair(2.0), _pair(-3.0, megatron=True, modern=False),
+             _pair(1.0, metric="reserved_memory_gib", modern=False), _pair(4.0, kind="held_out")]
     lines = _lines(pairs)
     assert len(lines) == len(TARGETS)
     assert not any("NOT MET" in line for line in lines)
@@ -35,7 +35,7 @@ def test_a_row_past_the_row_limit_is_named_and_fails_the_bar_even_with_a_low_mea
 
 
 def test_a_mean_over_its_limit_fails():
-    pairs = [_pair(2.0), _pair(-5.0, megatron=True, modern=False), _pair(1.0, metric="reserved_memory_gib", modern=False),
-             _pair(9.0, kind="held_out")]
+    pairs = [_pair(2.0), _pair(-5.0, megatron=True, modern=False),
+             _pair(1.0, metric="reserved_memory_gib", modern=False), _pair(9.0, kind="held_out")]
     lines = _lines(pairs)
     assert [("NOT MET" in line) for line in lines] == [False, True, False, True]

@@ -201,9 +201,9 @@ def long_context_chapter():
     w, r = evaluate(workload, **layout)
     w_short = lab_core.Workload(**published_run(SHORT)[0])
     values = {}
-    for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w, layout), _run_values(workload, layout, w, r),
-                 _ring_values(workload, layout, w), _memory_values(workload, layout, w, r), _plan_values(w),
-                 _exercise_values(r)):
+    for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w, layout),
+                 _run_values(workload, layout, w, r), _ring_values(workload, layout, w),
+                 _memory_values(workload, layout, w, r), _plan_values(w), _exercise_values(r)):
         values.update(part)
     values["fig_cp"] = (FIGURE_CP, "count")
     figures = {"ring": {"cp": FIGURE_CP, "seq": w.seq_len}}

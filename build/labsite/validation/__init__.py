@@ -16,17 +16,17 @@ from .facts import PUBLISHED, load_facts
 from .formulas import activation_rows, bubble_rows, checkpoint_interval_rows, shape_rows, training_time_rows, zero_rows
 from .measured import checkpoint_rows, failure_rows, nccl_rows, table4_prediction, table4_rows
 from .recovery import goodput_rows, llama3_effective_time, recovery_rows, reliability_rows
-from .runs import END_TO_END, MEMORY_METRICS, EndToEndRun, end_to_end_rows, end_to_end_runs, is_modern_throughput, scenario_rows
+from .runs import (END_TO_END, MEMORY_METRICS, EndToEndRun, end_to_end_rows, end_to_end_runs, is_modern_throughput,
+                   scenario_rows)
 from .table import KINDS, SUMMARY_LINES, PageEntry, Row, Tolerance, error_percent, summary
 
 #: Rows from published.yaml, in the order they print (and the page's groups appear).
 FACT_ROWS = (zero_rows, activation_rows, table4_rows, shape_rows, bubble_rows, training_time_rows, failure_rows,
              reliability_rows, checkpoint_interval_rows, checkpoint_rows, recovery_rows, goodput_rows, nccl_rows)
 
-__all__ = ["END_TO_END", "KINDS", "MEMORY_METRICS", "PUBLISHED", "SUMMARY_LINES", "EndToEndRun", "PageEntry", "Row", "Tolerance",
-           "end_to_end_rows", "end_to_end_runs", "error_percent", "fact_rows", "is_modern_throughput", "llama3_effective_time", "load_facts",
-           "page_rows", "rows",
-           "scenario_rows", "summary", "table4_prediction"]
+__all__ = ["END_TO_END", "KINDS", "MEMORY_METRICS", "PUBLISHED", "SUMMARY_LINES", "EndToEndRun", "PageEntry", "Row",
+           "Tolerance", "end_to_end_rows", "end_to_end_runs", "error_percent", "fact_rows", "is_modern_throughput",
+           "llama3_effective_time", "load_facts", "page_rows", "rows", "scenario_rows", "summary", "table4_prediction"]
 
 
 def fact_rows(facts=None):
