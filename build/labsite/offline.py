@@ -176,8 +176,11 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
   event.respondWith((async () => {
-    const cache = await caches.open(CACHE);
-    const cached = () => cache.match(request, { ignoreSearch: request.mode === "navigate", ignoreVary: true });
+    // caches.match with a cacheName never creates the cache, as caches.open would: a fetch this
+    // worker is still answering after a newer worker (or the dev server's) deleted CACHE must not
+    // bring it back, empty, for nothing to delete again.
+    const cached = () => caches.match(request, { cacheName: CACHE, ignoreSearch: request.mode === "navigate",
+                                                 ignoreVary: true });
     if (IMMUTABLE.test(url.pathname)) return (await cached()) || fetch(request);
     try {
       const response = await fetch(request);

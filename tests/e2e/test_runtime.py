@@ -244,9 +244,11 @@ def test_offline_reload_after_one_visit(browser, built_site):
             server.server_close()
 
 
-def poll(page, async_predicate, timeout_ms=LIVE_TIMEOUT_MS):
+def poll(page, async_predicate, timeout_ms=LIVE_TIMEOUT_MS, describe=None):
     """Wait until an async page function returns true (wait_for_function does not
-    await promises); survives the reloads a service worker may trigger."""
+    await promises); survives the reloads a service worker may trigger. describe:
+    an async page function whose result the timeout's message shows (the state
+    the wait was for)."""
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
         try:
@@ -255,8 +257,20 @@ def poll(page, async_predicate, timeout_ms=LIVE_TIMEOUT_MS):
         except PlaywrightError as error:
             if "destroyed" not in str(error) and "navigat" not in str(error):
                 raise
-        assert time.monotonic() < deadline, f"timed out waiting for {async_predicate}"
+        if time.monotonic() >= deadline:
+            state = page.evaluate(describe) if describe else None
+            raise AssertionError(f"timed out waiting for {async_predicate}; state: {state}")
         page.wait_for_timeout(100)
+
+
+# The service workers and caches of the page's origin, for a timed-out wait's message.
+WORKER_STATE = """async () => ({
+  controller: navigator.serviceWorker.controller && navigator.serviceWorker.controller.scriptURL,
+  registrations: (await navigator.serviceWorker.getRegistrations()).map((r) => ({
+    installing: r.installing && r.installing.state, waiting: r.waiting && r.waiting.state,
+    active: r.active && r.active.state })),
+  caches: await caches.keys(),
+})"""
 
 
 def _free_port():
@@ -315,7 +329,7 @@ def test_dev_server_replaces_a_production_service_worker(browser, built_site, re
           const registrations = await navigator.serviceWorker.getRegistrations();
           await Promise.all(registrations.map((r) => r.update().catch(() => null)));
           return registrations.length === 0 && (await caches.keys()).length === 0;
-        }""", timeout_ms=DEV_BUILD_SECONDS * 1000)
+        }""", timeout_ms=DEV_BUILD_SECONDS * 1000, describe=WORKER_STATE)
         page.wait_for_load_state()
         assert lab_config(page)["serviceWorker"] is None
     finally:
@@ -326,6 +340,29 @@ def test_dev_server_replaces_a_production_service_worker(browser, built_site, re
         if dev is not None:
             dev.terminate()
             dev.wait(timeout=30)
+
+
+def test_a_fetch_the_old_worker_answers_never_brings_back_its_deleted_cache(browser, built_site):
+    """Once a newer worker (a new build's, or the dev server's) has deleted the site
+    cache, fetches the old worker still answers must not create it again, empty:
+    nothing would delete it then (the dev-server test above waits for no cache)."""
+    from labsite import offline
+
+    server = serve_in_thread(built_site)
+    context = browser.new_context(base_url=f"http://127.0.0.1:{server.server_address[1]}/", bypass_csp=True)
+    try:
+        page = open_controlled_lab(context)
+        (name,) = [k for k in page.evaluate("caches.keys()") if k.startswith(offline.CACHE_PREFIX)]
+        assert page.evaluate(f"caches.delete({name!r})")
+        # A page (network first) and a pinned Pyodide file (cache first), both answered by the worker.
+        assert page.evaluate("Promise.all(['/', '/assets/pyodide/pyodide.mjs'].map("
+                             "(url) => fetch(url).then((r) => r.status)))") == [200, 200]
+        assert page.evaluate("navigator.serviceWorker.controller !== null")
+        assert name not in page.evaluate("caches.keys()")
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_new_build_replaces_only_the_sites_own_cache(browser, built_site, tmp_path):
