@@ -150,10 +150,10 @@ function plain(response) {
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    const booted = await caches.open(RUNTIME);
     await Promise.all(FILES.map(async (forms) => {
       const url = new URL(forms[0], self.location);
-      const response = (await booted.match(url)) || (await fetch(new Request(url, { cache: "no-cache" })));
+      const booted = await caches.match(url, { cacheName: RUNTIME });  // reads the lab's cache, never creates it
+      const response = booted || (await fetch(new Request(url, { cache: "no-cache" })));
       if (!response.ok) throw new Error(`precache ${forms[0]}: HTTP ${response.status}`);
       const body = await plain(response);
       await Promise.all(forms.map((url, i) => cache.put(new URL(url, self.location), i === forms.length - 1 ? body : body.clone())));
