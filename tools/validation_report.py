@@ -1,6 +1,7 @@
 """Print the validation table: every published figure next to the lab's value,
 the error, the row's tolerance and whether it is met; then the summary the
-site's "Model vs published runs" page shows.
+site's "Model vs published runs" page shows, and issue 14's targets on the
+end-to-end runs (TARGETS: each mean, the rows past its row limit, NOT MET where missed).
 
 Run: python -m labtools.validation_report   (make validation)
 Exit status 1 when a row is outside its tolerance.
