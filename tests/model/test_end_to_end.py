@@ -16,7 +16,7 @@ import pytest
 
 from labsite.catalog import load_catalogs
 from labsite.scenarios import METRICS
-from labsite.validation import end_to_end_rows, end_to_end_runs, summary
+from labsite.validation import MEMORY_METRICS, end_to_end_rows, end_to_end_runs, is_modern_throughput, summary
 
 MEGATRON_MEAN_LIMIT = 4.0   # percent, mean |error| over the Megatron-style runs
 ROW_LIMIT = 15.0            # percent, any one Megatron-style run
@@ -43,12 +43,12 @@ RUNS = end_to_end_runs()
 ERRORS = {id(run): abs(row.error) for run, row in zip(RUNS, end_to_end_rows(RUNS))}
 MEGATRON = [run for run in RUNS if run.group.get("megatron_style", True)]
 MODERN = [run for run in RUNS if run.spec.get("stack", "modern") != "megatron_lm_2021"]
-MEMORY = [run for run in MODERN if run.group["metric"] in ("memory_gib", "reserved_memory_gib")]
+MEMORY = [run for run in MODERN if run.group["metric"] in MEMORY_METRICS]
 MEMORY_FITTED = [run for run in MEMORY if run.group.get("kind") == "calibrated"]
 MEMORY_PREDICTED = [run for run in MEMORY if run not in MEMORY_FITTED]
-MODERN_FITTED = [run for run in MODERN if run.group.get("kind") == "calibrated" and run not in MEMORY]
-MODERN_PREDICTED = [run for run in MODERN if run.group.get("kind", "prediction") == "prediction"
-                    and run not in MEMORY]
+MODERN_FITTED = [run for run in RUNS if is_modern_throughput(run) and run.group.get("kind") == "calibrated"]
+MODERN_PREDICTED = [run for run in RUNS if is_modern_throughput(run)
+                    and run.group.get("kind", "prediction") == "prediction"]
 HELD_OUT = [run for run in RUNS if run.group.get("kind") == "held_out"]
 
 
