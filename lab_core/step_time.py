@@ -70,8 +70,11 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s):
     return kind
 
 
-def micro_batch_times(ctx, par, layout):
-    """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
+def layer_kinds(ctx, par):
+    """(dense, mixture of experts) one layer of each kind, one micro-batch of `par`
+    (the second None for a dense model): what micro_batch_times sums over a
+    stage's layers. It reads only tp, cp, ep, the micro-batch, recompute and
+    sequence parallelism of the plan."""
     t, cp, b = par.tp, par.cp, par.micro_batch
     h = ctx.hidden
     tokens = b * ctx.seq_len / cp
@@ -93,7 +96,14 @@ def micro_batch_times(ctx, par, layout):
         moe.times.backward += permute
         if par.recompute == "full":
             moe.times.recompute += permute
-    logits = output_layer_times(ctx, t, cp, b)
+    return dense, moe
+
+
+def micro_batch_times(ctx, par, layout):
+    """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
+    dense, moe = layer_kinds(ctx, par)
+    experts = ctx.shape.experts
+    logits = output_layer_times(ctx, par.tp, par.cp, par.micro_batch)
     best = None
     for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers,
                         None if experts is None else experts.dense_layers):

@@ -18,7 +18,8 @@ from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, optimizer_time, zero3_times
-from ..step_time import context_parallel_charge, expert_alltoall_times, output_layer_times
+from ..parallelism import Parallelism
+from ..step_time import context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times
 
 __all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
@@ -249,25 +250,24 @@ def _exchange_s(ctx, grid, b, recompute):
 
 
 class _ContextParallel:
-    """The context-parallel exchange of the probe's stage at any micro-batch.
+    """The context-parallel exchange of `layers` layers at any micro-batch.
 
     step_time.context_parallel_times: per layer, cp - 1 ring steps each send
     a block (2 b s/cp h r / t 16-bit values, forward; twice backward) behind
     an attention block; a step exposes max(0, send - attention), and the
     hidden part costs step_time.context_parallel_charge. A micro-batch of b
     sends b blocks at the bus bandwidth of that size (comms.size_efficiency)
-    and its attention grows b-fold. The probe (b = 1) gives the send and
-    attention times; seconds(b) is then the model's figure for that stage.
+    and its attention grows b-fold. One layer's exchange of one sequence
+    (total and exposed seconds, micro-batch 1) gives the send and attention
+    times; seconds(b) is then the model's figure.
     """
 
     __slots__ = ("layers", "steps", "send", "block", "attention", "contention")
 
-    def __init__(self, ctx, grid, probe, sequences, layers):
+    def __init__(self, ctx, grid, total, exposed, layers=1):
         cp = grid.cp
         self.layers = layers
         self.steps = 3.0 * (cp - 1)
-        total = probe.cp_comm_total_s / (sequences * layers)
-        exposed = probe.cp_comm_s / (sequences * layers)
         self.contention = context_parallel_charge(ctx)
         self.send = total / self.steps
         self.block = 2.0 * (ctx.seq_len / cp) * ctx.attention.kv_values_per_token() / grid.tp
@@ -326,72 +326,89 @@ class _Fsdp:
 
 
 def shared_floor_applies(ctx):
-    """Whether SharedFloor holds for the workload: flash attention and layers all of one kind."""
-    experts = ctx.shape.experts
-    return ctx.flash and (experts is None or not experts.dense_layers)
+    """Whether SharedFloor holds for the workload: flash attention (the
+    attention and element-wise work of a layer grow linearly with the micro-batch)."""
+    return ctx.flash
+
+
+class _LayerFloor:
+    """One kind of layer (dense or mixture of experts) of a (tp, cp, ep), per
+    sequence at micro-batch 1 (step_time.layer_kinds): its compute without the
+    forward GEMMs and the pass overheads, what a full replay adds beyond
+    flash attention's, its TP traffic at asymptotic bus bandwidth and its
+    context-parallel exchange."""
+
+    __slots__ = ("moe", "compute_s", "replay_s", "tp_s_at_asymptote", "cp")
+
+    def __init__(self, ctx, grid, kind, moe, tp_message_bytes):
+        overhead = cal.LAYER_PASS_OVERHEAD_S
+        gemm = _gemm_s(ctx, grid, 1, moe)
+        times = kind.times
+        self.moe = moe
+        # The forward GEMMs run three times (forward, twice that in the backward; _Compute).
+        self.compute_s = times.forward + times.backward + times.recompute - 2.0 * overhead - 3.0 * gemm
+        replay = times.forward - times.recompute - overhead
+        self.replay_s = (replay if replay > 0.0 else 0.0) - gemm
+        self.tp_s_at_asymptote = (times.tp_comm * size_efficiency(tp_message_bytes) if grid.tp > 1 else 0.0)
+        self.cp = (_ContextParallel(ctx, grid, kind.cp_total, kind.cp_exposed)
+                   if grid.cp > 1 and kind.cp_total > 0.0 else None)
 
 
 class SharedFloor:
     """A lower bound on the step of every plan of every grid with one tp, cp
-    and ep, from one probe of one of them, for models whose layers are all
-    of one kind (dense, or mixture of experts without dense layers;
-    shared_floor_applies) and flash attention.
+    and ep, with flash attention (shared_floor_applies).
 
-    The probe's slowest stage gives one layer's compute per sequence (its
-    compute less the output layer's, step_time.output_layer_times, over its
-    layers; at micro-batch b with the GEMMs at their rate for b, as in
-    _Compute), TP time and context-parallel exchange; a grid's stage of L
-    layers then has L of each, plus the output layer on the last stage. Each
-    stage's busy time is a lower bound for the slowest stage's, so the
-    largest of them is one; the rest is as StepBound.floor (least at the
-    largest micro-batch; no bubble, no exposed sync). It lets the search rule
-    out a grid before evaluating any plan of it.
+    A layer's times per sequence do not depend on pp, dp, the split or ZeRO:
+    the model's own (step_time.layer_kinds, at micro-batch 1 with that tp,
+    cp and ep) give, for a dense and a mixture-of-experts layer, the compute
+    less the forward GEMMs (then at their rate for micro-batch b, as in
+    _Compute), TP time and context-parallel exchange; a grid's stage of
+    n_d dense and n_e expert layers then has n_d and n_e of each, plus the
+    output layer on the last stage and each expert layer's all-to-all
+    (_expert_exchange_s). Each stage's busy time is a lower bound for the
+    slowest stage's, so the largest of them is one; the rest is as
+    StepBound.floor (least at the largest micro-batch; no bubble, no exposed
+    sync). It lets the search rule out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("layer_s", "replay_s", "tp_s_at_asymptote", "tp_message_bytes", "tp_exposed_share", "cp", "parts",
-                 "steps", "stages")
+    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "steps", "stages")
 
-    def __init__(self, ctx, grid, probe):
-        sequences = ctx.batch_sequences // grid.dp
-        stage = next(k for k in grid_stages(ctx, grid) if k.kind == probe.bottleneck_stage)
-        layers = stage.layers
-        overhead = cal.LAYER_PASS_OVERHEAD_S
-        forward, backward = _logits_s(ctx, grid.tp, grid.cp, 1) if stage.output else (0.0, 0.0)
-        moe = ctx.shape.experts is not None
-        gemm = _gemm_s(ctx, grid, 1, moe)
-        # One layer per sequence without its forward GEMMs (three times in a
-        # step, once more in a full replay; see _Compute) and pass overheads.
-        per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences
-        self.layer_s = (per_sequence - forward - backward) / layers - 2.0 * overhead - 3.0 * gemm
-        replay = ((probe.forward_s - probe.recompute_s) / sequences - forward) / layers - overhead
-        self.replay_s = (replay if replay > 0.0 else 0.0) - gemm
-        tokens = ctx.seq_len / grid.cp
-        self.tp_message_bytes = 2.0 * tokens * ctx.hidden
-        self.tp_s_at_asymptote = (probe.tp_comm_total_s * size_efficiency(self.tp_message_bytes) / (sequences * layers)
-                                  if grid.tp > 1 else 0.0)
+    def __init__(self, ctx, grid):
+        plan = Parallelism(zero=0, recompute="none", sequence_parallel=grid.tp > 1, micro_batch=1, interleave=1,
+                           **grid.parallelism_fields())
+        dense, moe = layer_kinds(ctx, plan)
+        self.tp_message_bytes = 2.0 * (ctx.seq_len / grid.cp) * ctx.hidden
+        self.kinds = (_LayerFloor(ctx, grid, dense, False, self.tp_message_bytes),
+                      _LayerFloor(ctx, grid, moe, True, self.tp_message_bytes) if moe is not None else None)
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
         self.steps = {}  # least()'s bound of a row by (grid, b, v, recompute)
-        self.stages = {}  # (layers, holds the output layer) of each kind of stage, by grid
-        self.cp = None
-        if grid.cp > 1 and probe.cp_comm_total_s > 0.0:
-            self.cp = _ContextParallel(ctx, grid, probe, sequences, layers)
-            self.cp.layers = 1  # one layer's exchange; each stage has L of them
+        self.stages = {}  # (dense layers, expert layers, holds the output layer) of each kind of stage, by grid
 
     def _parts(self, ctx, grid, b, recompute):
         """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
-        changes: one layer's forward GEMM seconds and the output layer's per sequence, the
-        bus efficiency of a TP message of b sequences, one micro-batch's context-parallel
-        exchange of one layer and its expert all-to-all (memoised by b and recompute)."""
+        changes: per kind of layer, (compute per sequence, TP seconds per sequence at the bus
+        efficiency of a message of b sequences before the exposed share, exchange of one
+        micro-batch), and the output layer per sequence (memoised by b and recompute)."""
         key = (b, recompute)
         found = self.parts.get(key)
         if found is None:
             forward, backward = _logits_s(ctx, grid.tp, grid.cp, b)
-            found = self.parts[key] = (
-                _gemm_s(ctx, grid, b, ctx.shape.experts is not None) / b, (forward + backward) / b,
-                size_efficiency(self.tp_message_bytes * b) if self.tp_s_at_asymptote else None,
-                self.cp.seconds(b) if self.cp is not None else None,
-                _expert_exchange_s(ctx, grid, b, recompute) if ctx.shape.experts is not None else None)
+            tp_efficiency = size_efficiency(self.tp_message_bytes * b) if grid.tp > 1 else 1.0
+            per_kind = []
+            for kind in self.kinds:
+                if kind is None:
+                    per_kind.append(None)
+                    continue
+                gemm = _gemm_s(ctx, grid, b, kind.moe) / b
+                compute = kind.compute_s + 3.0 * gemm
+                if recompute == "full":
+                    compute += kind.replay_s + gemm
+                exchange = kind.cp.seconds(b) if kind.cp is not None else 0.0
+                if kind.moe:
+                    exchange += _expert_exchange_s(ctx, grid, b, recompute)
+                per_kind.append((compute, kind.tp_s_at_asymptote / tp_efficiency * self.tp_exposed_share, exchange))
+            found = self.parts[key] = (tuple(per_kind), (forward + backward) / b)
         return found
 
     def least(self, ctx, grid, rows, recompute="none"):
@@ -403,14 +420,22 @@ class SharedFloor:
         falls with more recompute)."""
         best = None
         steps = self.steps
-        for row in rows:
+        sequences = ctx.batch_sequences // grid.dp
+        drain = grid.pp - 1.0
+        # The busy time never rises with the micro-batch (floor()), so the largest row's
+        # is below every row's: rows come by that bound on their step, and once it is no
+        # better than the least step found, no later row can be less.
+        busy_floor = self.floor(ctx, grid, max(row[0] for row in rows), "full" if recompute == "full" else "none",
+                                optimizer=False)
+        for bubble, _, row in sorted((1.0 + drain / (row[1] * (sequences // row[0])), -row[0], row) for row in rows):
+            if best is not None and busy_floor * bubble >= best:
+                break
             b, v = row[0], row[1]
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
             key = (grid, b, v, mode)
             step = steps.get(key)
             if step is None:
-                busy = self.floor(ctx, grid, b, mode, optimizer=False)
-                step = steps[key] = busy * (1.0 + (grid.pp - 1.0) / (v * (ctx.batch_sequences // grid.dp // b)))
+                step = steps[key] = self.floor(ctx, grid, b, mode, optimizer=False) * bubble
             if best is None or step < best:
                 best = step
         return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
@@ -421,25 +446,23 @@ class SharedFloor:
         b = largest_micro_batch
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
-        gemm, logits, tp_efficiency, cp_s, expert_s = self._parts(ctx, grid, b, recompute)
-        layer = self.layer_s + 3.0 * gemm
+        (dense, moe), logits = self._parts(ctx, grid, b, recompute)
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":
-            layer += self.replay_s + gemm
             overhead += cal.LAYER_PASS_OVERHEAD_S
-        tp = (self.tp_s_at_asymptote * sequences / tp_efficiency * self.tp_exposed_share
-              if self.tp_s_at_asymptote else 0.0)
-        exchange = m * cp_s if cp_s is not None else 0.0
-        if expert_s is not None:
-            # Every layer is a mixture of experts here (shared_floor_applies).
-            exchange += m * expert_s
         busy = 0.0
         stages = self.stages.get(grid)
         if stages is None:
-            stages = self.stages[grid] = tuple((stage.layers, stage.output) for stage in grid_stages(ctx, grid))
-        for L, output in stages:
-            compute = (L * layer + (logits if output else 0.0)) * _ROUNDING
-            stage_busy = sequences * compute + m * L * overhead + L * (tp + exchange)
+            stages = self.stages[grid] = tuple((stage.dense, stage.moe, stage.output)
+                                               for stage in grid_stages(ctx, grid))
+        for n_dense, n_moe, output in stages:
+            compute = logits if output else 0.0
+            stage_busy = m * (n_dense + n_moe) * overhead
+            for count, kind in ((n_dense, dense), (n_moe, moe)):
+                if count:
+                    compute += count * kind[0]
+                    stage_busy += count * (sequences * kind[1] + m * kind[2])
+            stage_busy += sequences * compute * _ROUNDING
             if stage_busy > busy:
                 busy = stage_busy
         if not optimizer:
@@ -510,7 +533,9 @@ class StepBound:
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
         self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
         self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
-        self.cp = (_ContextParallel(ctx, grid, probe, sequences, _stage_layers(grid, ctx.layers, kind))
+        layers = _stage_layers(grid, ctx.layers, kind)
+        self.cp = (_ContextParallel(ctx, grid, probe.cp_comm_total_s / (sequences * layers),
+                                    probe.cp_comm_s / (sequences * layers), layers)
                    if cp > 1 and probe.cp_comm_total_s > 0.0 else None)
         # Message sizes of one sequence (s / cp tokens per GPU); a micro-batch of b sends b times as much.
         tokens = ctx.seq_len / cp

@@ -404,10 +404,10 @@ def _live_grids(run, grids, choices):
     shared_floor = shared_floor_applies(ctx)
 
     def reference(grid):
-        # One probe per (tp, cp, ep) bounds every grid of it (bounds.SharedFloor).
+        # One floor per (tp, cp, ep), from the model's layer times, bounds every grid of it (bounds.SharedFloor).
         found = shared.get((grid.tp, grid.cp, grid.ep))
         if found is None:
-            found = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid, run.probe(grid).report)
+            found = shared[(grid.tp, grid.cp, grid.ep)] = SharedFloor(ctx, grid)
         return found
 
     for grid in grids:

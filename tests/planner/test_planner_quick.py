@@ -5,7 +5,7 @@ import pytest
 
 from lab_core import Workload
 from lab_core.planner import plan_json, recommend, reuse
-from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS, WARM_START_GRIDS
+from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS, TIE_TOLERANCE, WARM_START_GRIDS
 from lab_core.planner.space import Grid, space_for
 
 HEAVY = [dict(params=175e9, gpus=1024, global_batch_tokens=1536 * 2048),
@@ -25,7 +25,11 @@ def test_a_budget_gives_a_fitting_provisional_plan_the_full_search_does_not_lose
     full = recommend(w)
     assert quick.search["plans_evaluated"] < full.search["plans_evaluated"]
     assert not full.provisional and full.search["complete"]
-    assert full.goodput_tokens_per_s >= quick.goodput_tokens_per_s
+    # The full search's fastest plan is never slower than the quick one; the plan it
+    # chooses may be a simpler one within the tie band of that fastest (search.py).
+    best = full.search["best_goodput_tokens_per_s"]
+    assert best >= quick.goodput_tokens_per_s
+    assert full.goodput_tokens_per_s >= best * (1.0 - TIE_TOLERANCE)
     # Once the full plan is known, a quick request gets it.
     assert recommend(w, budget=QUICK_SEARCH_EVALUATIONS) is full
 
