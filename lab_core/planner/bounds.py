@@ -17,7 +17,7 @@ from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
-from ..sync import fsdp_unit_times, optimizer_time, zero3_times
+from ..sync import fsdp_unit_times, modern_sync, optimizer_time, zero3_times
 from ..parallelism import Parallelism
 from ..step_time import context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times
 
@@ -95,6 +95,50 @@ def _optimizer_at(ctx, grid, zero):
     if expert:
         out += optimizer_time(ctx, expert, grid.expert_ranks, zero)
     return out
+
+
+class _NoWindow:
+    """A micro-batch without compute: sync.modern_sync's traffic totals do not depend on its windows."""
+
+    forward = backward = recompute = 0.0
+
+
+class _SyncPlan:
+    """The fields sync.modern_sync reads from a plan (the grid's, at a ZeRO stage below 3)."""
+
+    __slots__ = ("tp", "cp", "pp", "dp", "ep", "zero", "interleave", "sync_ranks", "shard_ranks")
+
+    def __init__(self, grid, zero):
+        self.tp, self.cp, self.pp, self.dp, self.ep = grid.tp, grid.cp, grid.pp, grid.dp, grid.ep
+        self.zero, self.interleave = zero, 1
+        self.sync_ranks, self.shard_ranks = grid.dp * grid.cp, grid.dp
+
+
+def _sync_floor(ctx, grid):
+    """Seconds of data-parallel sync no plan of the grid exposes less of, on the
+    modern stack: what hides still costs COMM_CONTENTION of its time
+    (sync.modern_sync: exposed + C (total - exposed) >= C total), and no ZeRO
+    stage moves less than the least of ZeRO-1's traffic (ZeRO-0's all-reduce
+    and ZeRO-2 move at least as much) and ZeRO-3's at one micro-batch over the
+    stage with the fewest layers (sync.fsdp_times). 0 on the 2021 stack, which
+    charges no contention."""
+    if not ctx.modern:
+        return 0.0
+    return _remember(ctx, ("sync floor", grid), _sync_floor_at, grid)
+
+
+def _sync_floor_at(ctx, grid):
+    total = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, None,
+                        _sync_params(ctx, grid)).dp_total
+    ranks = grid.dp * grid.cp
+    if grid.shards and ranks > 1:
+        per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
+        gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, grid.tp, grid.ep, ranks,
+                                                                             min(per_node, ranks))
+        layers = min(stage.layers for stage in grid_stages(ctx, grid))
+        zero3 = layers * (2.0 * gather + reduce) + gather_embedding + reduce_embedding
+        total = zero3 if zero3 < total else total
+    return cal.COMM_CONTENTION * total
 
 
 def _stage_layers(grid, layers, kind):
@@ -415,7 +459,7 @@ class SharedFloor:
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
-        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step. A row
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step and sync (_sync_floor). A row
         (b, v, mode) bounds plans that recompute at least `mode` (floor() never
         falls with more recompute)."""
         best = None
@@ -438,7 +482,7 @@ class SharedFloor:
                 step = steps[key] = self.floor(ctx, grid, b, mode, optimizer=False) * bubble
             if best is None or step < best:
                 best = step
-        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + _sync_floor(ctx, grid)
 
     def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
         """Seconds no plan of `grid` with a micro-batch of at most
@@ -503,7 +547,7 @@ class StepBound:
 
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
-                 "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s",
+                 "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
                  "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
 
     def __init__(self, ctx, grid, probe):
@@ -549,6 +593,7 @@ class StepBound:
         self.optimizer_s_replicated = _optimizer_s(ctx, grid, 0)
         self.optimizer_s_sharded = _optimizer_s(ctx, grid, 1) if self.syncs else self.optimizer_s_replicated
         self.dp_collective_s = probe.dp_comm_total_s
+        self.sync_floor = _sync_floor(ctx, grid)
         # The modern stack hides the shared weights' and the experts' gradient
         # syncs each behind the same windows (sync.modern_sync): twice the room.
         self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
@@ -596,16 +641,20 @@ class StepBound:
         # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends.
         drain = (self.pp - 1.0) / v / m
         if not self.syncs:
-            return (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_replicated
-        best = None
-        if zero is None or zero < 3:
-            best = self._least(busy, sends, drain, m, v, False)
-            if zero == 0:
-                best += self.optimizer_s_replicated - self.optimizer_s_sharded
-        if zero is None or zero == 3:
-            z3 = self._least(busy, sends, drain, m, v, True)
-            best = z3 if best is None or z3 < best else best
-        return best
+            best = (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_replicated
+        else:
+            best = None
+            if zero is None or zero < 3:
+                best = self._least(busy, sends, drain, m, v, False)
+                if zero == 0:
+                    best += self.optimizer_s_replicated - self.optimizer_s_sharded
+            if zero is None or zero == 3:
+                z3 = self._least(busy, sends, drain, m, v, True)
+                best = z3 if best is None or z3 < best else best
+        # Every plan exposes at least the least sync (_sync_floor), which the bounds above
+        # leave out where they model no sync (a grid without sharded ranks, ZeRO-3 there).
+        least = busy * (1.0 + drain) + self.optimizer_s_sharded + self.sync_floor
+        return best if best > least else least
 
     def _busy(self, b, recompute, sequence_parallel):
         """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""
@@ -639,19 +688,20 @@ class StepBound:
         recomputes fully): each part of the busy time is least at the largest
         micro-batch (GEMM rates and message sizes grow with b, fixed
         per-micro-batch costs fall), with sequence parallelism on, no bubble
-        and no exposed sync; plus the least optimizer step."""
+        and the least exposed sync (_sync_floor); plus the least optimizer step."""
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
-        return self._busy(largest_micro_batch, recompute, True) + optimizer
+        return self._busy(largest_micro_batch, recompute, True) + optimizer + self.sync_floor
 
     def row_floor(self, micro_batch, interleave):
         """Lower bound on step() at this micro-batch for every interleaving up to
         `interleave`, ZeRO stage and recompute: floor()'s busy time plus the
         fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of it
-        (the step is at least max(B, sends) + bubble(B) + optimizer, B >= busy)."""
+        (the step is at least max(B, sends) + bubble(B) + optimizer + the least
+        exposed sync, B >= busy)."""
         m = self.sequences_per_replica // micro_batch
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         busy = self._busy(micro_batch, "none", True)
-        return (busy * (1.0 + (self.pp - 1.0) / interleave / m) + optimizer) * _ROUNDING
+        return (busy * (1.0 + (self.pp - 1.0) / interleave / m) + optimizer + self.sync_floor) * _ROUNDING
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""
