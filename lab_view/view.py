@@ -285,6 +285,8 @@ def decision_items(plan, catalog):
                 why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
             if plan["parallelism"].get("ep", 1) > 1:
+                numbers["ep_nodes_counted"] = counted(texts["expert_nodes"], decision["numbers"]["ep_nodes"],
+                                                      n=numbers["ep_nodes"])
                 why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
