@@ -118,27 +118,36 @@ def _sync_floor(ctx, grid):
     """Seconds of data-parallel sync no plan of the grid exposes less of, on the
     modern stack: what hides still costs COMM_CONTENTION of its time
     (sync.modern_sync: exposed + C (total - exposed) >= C total), and no ZeRO
-    stage moves less than the least of ZeRO-1's traffic (ZeRO-0's all-reduce
-    and ZeRO-2 move at least as much) and ZeRO-3's at one micro-batch over the
-    stage with the fewest layers (sync.fsdp_times). 0 on the 2021 stack, which
-    charges no contention."""
+    stage moves less than the least of ZeRO-1's traffic and ZeRO-3's at one
+    micro-batch (_sync_parts). 0 on the 2021 stack, which charges no contention."""
+    below, zero3 = _sync_parts(ctx, grid)
+    return cal.COMM_CONTENTION * (zero3 if zero3 is not None and zero3 < below else below)
+
+
+def _sync_parts(ctx, grid):
+    """(seconds of ZeRO-1's sync traffic, seconds of ZeRO-3's per micro-batch or None),
+    the least traffic of the grid's plans below ZeRO-3 and at it, on the modern stack
+    (0 and None on the 2021 stack). ZeRO-0's all-reduce and ZeRO-2 move at least
+    ZeRO-1's traffic (ZeRO-0 when the grid has no ranks to shard over), computed by
+    sync.modern_sync itself; ZeRO-3 gathers each layer's weights twice and
+    reduce-scatters its gradients per micro-batch (sync.fsdp_times), counted over the
+    stage with the fewest layers."""
     if not ctx.modern:
-        return 0.0
-    return _remember(ctx, ("sync floor", grid), _sync_floor_at, grid)
+        return 0.0, None
+    return _remember(ctx, ("sync parts", grid), _sync_parts_at, grid)
 
 
-def _sync_floor_at(ctx, grid):
-    total = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, None,
+def _sync_parts_at(ctx, grid):
+    below = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, None,
                         _sync_params(ctx, grid)).dp_total
     ranks = grid.dp * grid.cp
-    if grid.shards and ranks > 1:
-        per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
-        gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, grid.tp, grid.ep, ranks,
-                                                                             min(per_node, ranks))
-        layers = min(stage.layers for stage in grid_stages(ctx, grid))
-        zero3 = layers * (2.0 * gather + reduce) + gather_embedding + reduce_embedding
-        total = zero3 if zero3 < total else total
-    return cal.COMM_CONTENTION * total
+    if not (grid.shards and ranks > 1):
+        return below, None
+    per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
+    gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, grid.tp, grid.ep, ranks,
+                                                                         min(per_node, ranks))
+    layers = min(stage.layers for stage in grid_stages(ctx, grid))
+    return below, layers * (2.0 * gather + reduce) + gather_embedding + reduce_embedding
 
 
 def _stage_layers(grid, layers, kind):
@@ -455,24 +464,38 @@ class SharedFloor:
             found = self.parts[key] = (tuple(per_kind), (forward + backward) / b)
         return found
 
-    def least(self, ctx, grid, rows, recompute="none"):
+    def least(self, ctx, grid, rows, recompute="none", zero3=None):
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
-        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step and sync (_sync_floor). A row
-        (b, v, mode) bounds plans that recompute at least `mode` (floor() never
-        falls with more recompute)."""
+        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step and the
+        least exposed sync. A row (b, v, mode) bounds plans that recompute at
+        least `mode` (floor() never falls with more recompute). zero3: the rows
+        bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
+        _sync_parts) or only below it (False), else every ZeRO stage (_sync_floor)."""
         best = None
         steps = self.steps
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
+        if zero3 is None:
+            sync, per_micro_batch = _sync_floor(ctx, grid), 0.0
+        else:
+            below, unit = _sync_parts(ctx, grid)
+            per_micro_batch = cal.COMM_CONTENTION * unit if zero3 and unit is not None else 0.0
+            sync = cal.COMM_CONTENTION * below if not per_micro_batch else 0.0
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
         busy_floor = self.floor(ctx, grid, max(row[0] for row in rows), "full" if recompute == "full" else "none",
                                 optimizer=False)
-        for bubble, _, row in sorted((1.0 + drain / (row[1] * (sequences // row[0])), -row[0], row) for row in rows):
-            if best is not None and busy_floor * bubble >= best:
+        order = []
+        for row in rows:
+            m = sequences // row[0]
+            bubble = 1.0 + drain / (row[1] * m)
+            order.append((busy_floor * bubble + per_micro_batch * m, bubble, -row[0], row))
+        order.sort()
+        for lower, bubble, _, row in order:
+            if best is not None and lower >= best:
                 break
             b, v = row[0], row[1]
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
@@ -480,9 +503,10 @@ class SharedFloor:
             step = steps.get(key)
             if step is None:
                 step = steps[key] = self.floor(ctx, grid, b, mode, optimizer=False) * bubble
+            step += per_micro_batch * (sequences // b)
             if best is None or step < best:
                 best = step
-        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + _sync_floor(ctx, grid)
+        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + sync
 
     def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
         """Seconds no plan of `grid` with a micro-batch of at most

@@ -330,7 +330,8 @@ def search_steps(workload, pins=None, budget=None, hint=None):
 
 def _warm_start(run, grids, choices, hint):
     """Evaluate the plan on screen carried to this workload's nearest grids
-    (warm_start.py); when one fits, the quick search answers with it."""
+    (warm_start.py); when one fits, the quick search answers with it, else it
+    runs as it would without the plan (its budget counts from there)."""
     ctx = run.ctx
     for tier in warm_tiers(grids, hint, run.w.gpus):
         for grid in tier:
@@ -341,6 +342,8 @@ def _warm_start(run, grids, choices, hint):
         if run.fitting:
             run.layouts = (len(grids), 0, 0)
             raise _OutOfBudget
+    # None fits: the quick search follows with its whole budget, as without the plan on screen.
+    run.budget += run.evaluated
 
 
 def _run(run, pins, hint=None):
@@ -373,10 +376,10 @@ def _run(run, pins, hint=None):
         if shared_rows is not None:
             reference, rows = shared_rows
             # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
-            modes = _row_modes(run, grid, choices, [b for b, _ in rows])
-            floor_s = reference.least(ctx, grid, [(b, v, mode) for (b, v), mode in zip(rows, modes)])
+            floor_s = _grid_floor(run, grid, choices, reference, rows)
             if not _worth_any_then_full(run, per_step / floor_s, classes,
-                                        lambda: per_step / reference.least(ctx, grid, rows, "full"), simplest):
+                                        lambda: per_step / _grid_floor(run, grid, choices, reference, rows, "full"),
+                                        simplest):
                 continue
         elif not run.worth_any(per_step / floor_s, classes, per_step / run.bound(grid).floor(largest, "full"),
                                simplest):
@@ -436,7 +439,7 @@ def _live_grids(run, grids, choices):
             ref = reference(grid)
             rows = _interleave_rows(ctx, grid, choices, largest)
             if rows:
-                live.append((ref.least(ctx, grid, rows), grid, largest, (ref, rows)))
+                live.append((_grid_floor(run, grid, choices, ref, rows), grid, largest, (ref, rows)))
         else:
             live.append((run.bound(grid).floor(largest), grid, largest, None))
     return live
@@ -483,8 +486,13 @@ def _by_floor(run, ctx, live, choices):
             largest = _largest_micro_batch(run, grid, choices)
             heapq.heappush(heap, (reference.floor(ctx, grid, largest), grid, largest, shared, True))
             continue
-        rows = _interleave_rows(ctx, grid, choices, largest)
-        heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), False))
+        rows = shared[1]
+        if rows is None:
+            # Its bound over its rows at no recompute, for any ZeRO stage; then by class of ZeRO stage.
+            rows = _interleave_rows(ctx, grid, choices, largest)
+            heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), True))
+            continue
+        heapq.heappush(heap, (_grid_floor(run, grid, choices, reference, rows), grid, largest, shared, False))
 
 
 def _interleave_rows(ctx, grid, choices, largest):
@@ -596,37 +604,67 @@ class _Layout:
                 heapq.heappush(rows, self._bounded(row))
 
 
-def _row_mode(run, grid, choices, b):
-    """_least_mode at the most sharded ZeRO stage and the least interleaving
-    (the pinned one, or 1) of micro-batch b on the grid, once per search."""
-    key = (grid, b)
+def _row_mode(run, grid, choices, b, zero=None):
+    """_least_mode at ZeRO stage `zero` (default: the most sharded) and the least
+    interleaving (the pinned one, or 1) of micro-batch b on the grid, once per search."""
+    zero = choices.zeros(grid)[-1] if zero is None else zero
+    key = (grid, b, zero)
     found = run.row_modes.get(key, False)
     if found is False:
-        state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+        state = stage_state_bytes(run.ctx, grid, zero)
         found = run.row_modes[key] = _least_mode(run, grid, choices, state, b, choices.interleave or 1)
     return found
 
 
-def _row_modes(run, grid, choices, sizes):
-    """_row_mode of each micro-batch of `sizes` (ascending, each of whose least
-    recompute fits). Memory grows with the micro-batch at every recompute mode
-    (as _largest_micro_batch uses), so the least mode that fits never falls as b
+def _row_modes(run, grid, choices, sizes, zero=None):
+    """_row_mode of each micro-batch of `sizes` (ascending; None where no mode
+    fits). Memory grows with the micro-batch at every recompute mode (as
+    _largest_micro_batch uses), so the least mode that fits never falls as b
     grows: each mode's last fitting size is found by a binary search."""
-    known = [run.row_modes.get((grid, b), False) for b in sizes]
+    zero = choices.zeros(grid)[-1] if zero is None else zero
+    known = [run.row_modes.get((grid, b, zero), False) for b in sizes]
     if len(sizes) < 4 or False not in known:
-        return [mode if mode is not False else _row_mode(run, grid, choices, b) for b, mode in zip(sizes, known)]
-    modes = choices.modes
-    state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[-1])
+        return [mode if mode is not False else _row_mode(run, grid, choices, b, zero)
+                for b, mode in zip(sizes, known)]
+    state = stage_state_bytes(run.ctx, grid, zero)
     v, sp = choices.interleave or 1, choices.sp(grid)
-    out = [modes[-1]] * len(sizes)
+    out = [None] * len(sizes)
     start = 0  # sizes before `start` have a lesser mode already
-    for mode in modes[:-1]:
+    for mode in choices.modes:
         end = _fitting_end(run, grid, state, mode, sizes, start, v, sp)
         out[start:end] = [mode] * (end - start)
         start = end
     for b, mode in zip(sizes, out):
-        run.row_modes[(grid, b)] = mode
+        run.row_modes[(grid, b, zero)] = mode
     return out
+
+
+def _zero_classes(choices, grid):
+    """(zero3, ZeRO stage) of the classes of plans a grid floor bounds apart:
+    ZeRO-3 (its sync grows with the micro-batches; its state is the least)
+    and the most sharded stage below it (more state, so more recompute, but
+    one sync per step); one class when the grid allows only one of them."""
+    zeros = choices.zeros(grid)
+    if zeros[-1] == 3 and len(zeros) > 1:
+        return (True, 3), (False, zeros[-2])
+    return ((zeros[-1] == 3, zeros[-1]),)
+
+
+def _grid_floor(run, grid, choices, reference, rows, recompute="none"):
+    """reference.least (bounds.SharedFloor) over the rows [(b, v)] of each class of
+    ZeRO stage (_zero_classes), each row at the least recompute that fits that
+    class's state (a row that fits none of it is left out), the least of them:
+    below every plan of the grid. None when no row fits any class."""
+    ctx = run.ctx
+    sizes = [row[0] for row in rows]
+    best = None
+    for zero3, zero in _zero_classes(choices, grid):
+        fitting = [(b, v, mode) for (b, v), mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
+                   if mode is not None]
+        if fitting:
+            floor_s = reference.least(ctx, grid, fitting, recompute, zero3)
+            best = floor_s if best is None or floor_s < best else best
+    return best
 
 
 def _least_mode(run, grid, choices, state, b, v):
