@@ -424,7 +424,7 @@ class SharedFloor:
     sync). It lets the search rule out a grid before evaluating any plan of it.
     """
 
-    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "steps", "stages")
+    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages")
 
     def __init__(self, ctx, grid):
         plan = Parallelism(zero=0, recompute="none", sequence_parallel=grid.tp > 1, micro_batch=1, interleave=1,
@@ -435,7 +435,7 @@ class SharedFloor:
                       _LayerFloor(ctx, grid, moe, True, self.tp_message_bytes) if moe is not None else None)
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
-        self.steps = {}  # least()'s bound of a row by (grid, b, v, recompute)
+        self.busy = {}  # floor()'s busy time by (grid, micro-batch, recompute)
         self.stages = {}  # (dense layers, expert layers, holds the output layer) of each kind of stage, by grid
 
     def _parts(self, ctx, grid, b, recompute):
@@ -474,7 +474,6 @@ class SharedFloor:
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
         _sync_parts) or only below it (False), else every ZeRO stage (_sync_floor)."""
         best = None
-        steps = self.steps
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
         if zero3 is None:
@@ -497,13 +496,9 @@ class SharedFloor:
         for lower, bubble, _, row in order:
             if best is not None and lower >= best:
                 break
-            b, v = row[0], row[1]
+            b = row[0]
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
-            key = (grid, b, v, mode)
-            step = steps.get(key)
-            if step is None:
-                step = steps[key] = self.floor(ctx, grid, b, mode, optimizer=False) * bubble
-            step += per_micro_batch * (sequences // b)
+            step = self.floor(ctx, grid, b, mode, optimizer=False) * bubble + per_micro_batch * (sequences // b)
             if best is None or step < best:
                 best = step
         return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + sync
@@ -511,7 +506,16 @@ class SharedFloor:
     def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
         """Seconds no plan of `grid` with a micro-batch of at most
         `largest_micro_batch` (recomputing fully, with recompute="full") beats."""
-        b = largest_micro_batch
+        key = (grid, largest_micro_batch, recompute)
+        busy = self.busy.get(key)
+        if busy is None:
+            busy = self.busy[key] = self._busy(ctx, grid, largest_micro_batch, recompute)
+        if not optimizer:
+            return busy
+        return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+
+    def _busy(self, ctx, grid, b, recompute):
+        """floor()'s busy time: the most of any stage's at micro-batch b."""
         sequences = ctx.batch_sequences // grid.dp
         m = sequences // b
         (dense, moe), logits = self._parts(ctx, grid, b, recompute)
@@ -533,9 +537,7 @@ class SharedFloor:
             stage_busy += sequences * compute * _ROUNDING
             if stage_busy > busy:
                 busy = stage_busy
-        if not optimizer:
-            return busy
-        return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+        return busy
 
 
 class StepBound:
