@@ -461,12 +461,14 @@ def _by_floor(run, ctx, live, choices):
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
     (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch size
-    (largest None), then at the largest micro-batch that fits, which no row's bound
-    is below (SharedFloor.floor: least at the largest micro-batch, and the bubble only
-    adds); each tighter bound (the largest that fits, then the bound over its rows,
-    SharedFloor.least) is computed when that grid comes first, and the grid goes back
-    in its place. So the order is that of the rows' bounds, and a grid that a looser
-    floor already rules out (the incumbent only gets stronger) never gets the tighter ones."""
+    (largest None), which no row's bound is below (SharedFloor.floor: least at the
+    largest micro-batch, and the bubble only adds); then with the bound over its rows
+    up to the largest micro-batch that fits, at no recompute and any ZeRO stage
+    (SharedFloor.least); then with the bound over those rows by class of ZeRO stage,
+    each row at the least recompute that fits (_grid_floor). Each tighter bound is
+    computed when that grid comes first, and the grid goes back in its place. So the
+    order is that of the tightest bounds, and a grid that a looser floor already rules
+    out (the incumbent only gets stronger) never gets the tighter ones."""
     heap = [(floor_s, grid, largest, shared, shared is not None and shared[1] is None)
             for floor_s, grid, largest, shared in live]
     heapq.heapify(heap)
@@ -480,15 +482,11 @@ def _by_floor(run, ctx, live, choices):
                              _simplest(grid, choices, choices.interleave or 1)):
             continue
         yield None
-        reference = shared[0]
-        if largest is None:
-            # Its floor at its largest micro-batch size; then at the largest that fits.
-            largest = _largest_micro_batch(run, grid, choices)
-            heapq.heappush(heap, (reference.floor(ctx, grid, largest), grid, largest, shared, True))
-            continue
-        rows = shared[1]
+        reference, rows = shared
         if rows is None:
-            # Its bound over its rows at no recompute, for any ZeRO stage; then by class of ZeRO stage.
+            # From its floor at its largest micro-batch size to its bound over the rows up to the
+            # largest micro-batch that fits, at no recompute and any ZeRO stage; then by class of ZeRO stage.
+            largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
             heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), True))
             continue
