@@ -374,9 +374,9 @@ def _run(run, pins, hint=None):
             continue
         classes = possible_classes(run, grid, choices, largest)
         if shared_rows is not None:
+            # floor_s is already the bound by class of ZeRO stage (_grid_floor); the shapes the grid
+            # can have, and full recompute's own bound for full_3d, may rule it out before it is probed.
             reference, rows = shared_rows
-            # Each micro-batch at the least recompute that fits it (_least_mode) before the grid is probed.
-            floor_s = _grid_floor(run, grid, choices, reference, rows)
             if not _worth_any_then_full(run, per_step / floor_s, classes,
                                         lambda: per_step / _grid_floor(run, grid, choices, reference, rows, "full"),
                                         simplest):
