@@ -419,9 +419,10 @@ class SharedFloor:
     n_d dense and n_e expert layers then has n_d and n_e of each, plus the
     output layer on the last stage and each expert layer's all-to-all
     (_expert_exchange_s). Each stage's busy time is a lower bound for the
-    slowest stage's, so the largest of them is one; the rest is as
-    StepBound.floor (least at the largest micro-batch; no bubble, no exposed
-    sync). It lets the search rule out a grid before evaluating any plan of it.
+    slowest stage's, so the largest of them is one (floor(): least at the
+    largest micro-batch, no bubble); least() adds each row's fill-and-drain
+    bubble and the least exposed sync. It lets the search rule out a grid
+    before evaluating any plan of it.
     """
 
     __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages")
