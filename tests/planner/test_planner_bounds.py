@@ -65,6 +65,9 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
     step = evaluate(w, par).step_s
     assert shared.floor(wctx, grid, par.micro_batch, mode) <= step * (1 + 1e-12)
     assert shared.least(wctx, grid, [(par.micro_batch, par.interleave)], mode) <= step * (1 + 1e-12)
+    # Bounded with its own class of ZeRO stage (search._grid_floor) and its own recompute.
+    row = [(par.micro_batch, par.interleave, par.recompute)]
+    assert shared.least(wctx, grid, row, zero3=par.zero == 3) <= step * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("seed", range(6))
