@@ -104,14 +104,17 @@ class _NoWindow:
 
 
 class _SyncPlan:
-    """The fields sync.modern_sync reads from a plan (the grid's, at a ZeRO stage below 3)."""
+    """The fields sync.modern_sync reads from a plan (the grid's, at a ZeRO stage below 3,
+    full sharding), without building and checking a lab_core.Parallelism for each grid."""
 
-    __slots__ = ("tp", "cp", "pp", "dp", "ep", "zero", "interleave", "sync_ranks", "shard_ranks")
+    __slots__ = ("tp", "cp", "pp", "dp", "ep", "zero", "interleave", "dp_shard")
+
+    sync_ranks = Parallelism.sync_ranks
+    shard_ranks = Parallelism.shard_ranks
 
     def __init__(self, grid, zero):
         self.tp, self.cp, self.pp, self.dp, self.ep = grid.tp, grid.cp, grid.pp, grid.dp, grid.ep
-        self.zero, self.interleave = zero, 1
-        self.sync_ranks, self.shard_ranks = grid.dp * grid.cp, grid.dp
+        self.zero, self.interleave, self.dp_shard = zero, 1, 0
 
 
 def _sync_floor(ctx, grid):
@@ -140,14 +143,9 @@ def _sync_parts(ctx, grid):
 def _sync_parts_at(ctx, grid):
     below = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, None,
                         _sync_params(ctx, grid)).dp_total
-    ranks = grid.dp * grid.cp
-    if not (grid.shards and ranks > 1):
+    if not (grid.shards and grid.dp * grid.cp > 1):
         return below, None
-    per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
-    gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, grid.tp, grid.ep, ranks,
-                                                                         min(per_node, ranks))
-    layers = min(stage.layers for stage in grid_stages(ctx, grid))
-    return below, layers * (2.0 * gather + reduce) + gather_embedding + reduce_embedding
+    return below, _Fsdp(ctx, grid).total
 
 
 def _stage_layers(grid, layers, kind):
@@ -352,14 +350,23 @@ class _Fsdp:
     """
 
     __slots__ = ("gather", "reduce", "gather_embedding", "reduce_embedding", "layers", "heavier_layers",
-                 "contention")
+                 "contention", "total")
 
-    def __init__(self, ctx, grid, units):
-        self.gather, self.reduce, self.gather_embedding, self.reduce_embedding = units
+    def __init__(self, ctx, grid):
+        """The grid's units (sync.fsdp_unit_times) over its dp x cp ranks, tensor
+        parallelism innermost in a node (sync.modern_sync's placement)."""
+        ranks = grid.dp * grid.cp
+        per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
+        self.gather, self.reduce, self.gather_embedding, self.reduce_embedding = fsdp_unit_times(
+            ctx, grid.tp, grid.ep, ranks, min(per_node, ranks))
         kinds = grid_stages(ctx, grid)
         self.layers = min(stage.layers for stage in kinds)
         self.heavier_layers = min(stage.moe if stage.moe else stage.layers for stage in kinds)
         self.contention = cal.COMM_CONTENTION
+        # One micro-batch's traffic: each layer's weights gathered twice, its gradients
+        # reduce-scattered once, and the embedding unit.
+        self.total = (2.0 * self.layers * self.gather + self.gather_embedding + self.layers * self.reduce
+                      + self.reduce_embedding)
 
     def seconds(self, B, m):
         """Exposed ZeRO-3 seconds of a step of m micro-batches whose busy time is B."""
@@ -369,8 +376,7 @@ class _Fsdp:
         x = room - y
         exposed = (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
                    + self.reduce_embedding)
-        total = 2.0 * L * g + self.gather_embedding + L * r + self.reduce_embedding
-        return m * ((1.0 - self.contention) * exposed + self.contention * total)
+        return m * ((1.0 - self.contention) * exposed + self.contention * self.total)
 
     def break_points(self, m):
         """Busy times where seconds() changes slope."""
@@ -627,8 +633,7 @@ class StepBound:
         ranks = dp * cp
         self.fsdp = None
         if ranks > 1 and ctx.modern:
-            per_node = ctx.gpus_per_node // tp if tp < ctx.gpus_per_node else 1
-            self.fsdp = _Fsdp(ctx, grid, fsdp_unit_times(ctx, tp, grid.ep, ranks, min(per_node, ranks)))
+            self.fsdp = _Fsdp(ctx, grid)
             self.zero3_unhidden_s = self.zero3_rest_s = 0.0
         elif ranks > 1:
             z3 = zero3_times(ctx, tp, pp, ranks, grid.ep)
