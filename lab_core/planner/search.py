@@ -31,7 +31,10 @@ What is skipped, and why it is safe (the model's own structure):
   it comes first, so the order is the tighter bounds' and one the looser bound
   already rules out is never bounded further. A grid, micro-batch or interleaving that cannot produce a
   full_3d plan (shapes.possible_classes: no plan of it needs full recompute)
-  need not beat the best full_3d plan;
+  need not beat the best full_3d plan. Two passes: the first finds the tie band
+  and every shape's best but full_3d's; the second, full_3d's best alone, visits
+  the grids by their full-recompute bounds (tighter, as every full_3d plan
+  recomputes fully) and stops at the first that cannot beat it;
 - in the tie band, a candidate whose bound does not beat a strictly simpler
   plan already ranked (staircase.Staircase): that plan would be chosen first.
 A pinned field is never skipped: the rules above apply to the fields left free.
@@ -153,6 +156,11 @@ class _Search:
         self.floors = []
         # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
         self.layouts = (0, 0, 0)
+        self.expanded = set()
+        self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
+        # False: the first pass (the tie band and every shape's best but full_3d's);
+        # True: the second (full_3d's best only; _run).
+        self.hunting_full = False
 
     def run_eval(self, par, candidate=True):
         """evaluate() once per plan; a candidate (a plan that matches the pins) that fits is ranked."""
@@ -199,11 +207,15 @@ class _Search:
         (the tie band, or the best of a shape)? full_goodput: a tighter optimistic
         score for full_3d, whose plans all recompute fully. simplest: a
         simplicity_key no plan of them is simpler than; in the tie band they
-        must still outscore every ranked plan strictly simpler (Staircase)."""
-        if bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
+        must still outscore every ranked plan strictly simpler (Staircase).
+        The first pass asks for every shape's best but full_3d's, the second
+        for full_3d's alone (hunting_full)."""
+        if not self.hunting_full and bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
                 simplest is None or bound_goodput > self.simpler.best_below(simplest)):
             return True
         for stage in stages:
+            if (stage == "full_3d") != self.hunting_full:
+                continue
             score = full_goodput if stage == "full_3d" and full_goodput is not None else bound_goodput
             if score > self.stage_best.get(stage, -1.0):
                 return True
@@ -212,10 +224,12 @@ class _Search:
     def worth(self, bound_goodput, stage, key):
         """Could a plan with this optimistic score still matter? It must beat the
         best of its own shape (an alternative), or reach the tie band and beat
-        the evaluated plans exactly as simple (key: simplicity_key + stage)."""
-        if bound_goodput > self.stage_best.get(stage, -1.0):
+        the evaluated plans exactly as simple (key: simplicity_key + stage);
+        in the pass that hunts its shape's best (worth_any)."""
+        if (stage == "full_3d") == self.hunting_full and bound_goodput > self.stage_best.get(stage, -1.0):
             return True
-        return (bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and bound_goodput > self.class_best.get(key, -1.0)
+        return (not self.hunting_full and bound_goodput >= self.best * (1.0 - TIE_TOLERANCE)
+                and bound_goodput > self.class_best.get(key, -1.0)
                 and bound_goodput > self.simpler.best_below(key[:-1]))
 
 
@@ -360,26 +374,43 @@ def _run(run, pins, hint=None):
     if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
     live = yield from _live_grids(run, grids, choices)
-    feasible = 0
-    run.layouts = (len(grids), len(live), feasible)
+    run.layouts = (len(grids), len(live), 0)
+    # Two passes: the tie band and the best of every shape but full_3d; then full_3d's best,
+    # whose plans all recompute fully, with the grids in the order of their full-recompute
+    # floors (tighter than the first pass's, which hold for any recompute). Every plan the
+    # second pass finds is below the tie band (the first pass leaves none there unseen),
+    # so the chosen plan and the best are the first pass's.
+    yield from _expand(run, _by_floor(run, ctx, live, choices), choices, len(grids), len(live))
+    run.hunting_full = True
+    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full", _ANY_RECOMPUTE), choices,
+                       len(grids), len(live))
+    return len(grids), len(live), len(run.expanded)
+
+
+def _full_floors(run, live):
+    """The live grids of shapes that include full_3d, each with the tightest floor the first
+    pass gave it (below full recompute's: _by_floor tightens it when its turn comes)."""
+    return [run.tightest[item[1]] for item in live if "full_3d" in shape_classes(item[1])]
+
+
+def _expand(run, items, choices, grids_count, live_count):
+    """The grids _by_floor yields, each ruled out or expanded into its plans (_search_layout), in steps."""
     per_step = run.goodput_per_step
-    for item in _by_floor(run, ctx, live, choices):
+    for item in items:
         yield
         if item is None:
             continue  # _by_floor tightened a grid's bound: a step of its own
         floor_s, grid, largest, shared_rows = item
         simplest = _simplest(grid, choices, choices.interleave or 1)
-        # Full recompute is never faster (its floor is at least floor_s): a cheap first test.
-        if not run.worth_any(per_step / floor_s, shape_classes(grid), None, simplest):
-            continue
         classes = possible_classes(run, grid, choices, largest)
         if shared_rows is not None:
             # floor_s is already the bound by class of ZeRO stage (_grid_floor); the shapes the grid
             # can have, and full recompute's own bound for full_3d, may rule it out before it is probed.
             reference, rows = shared_rows
-            if not _worth_any_then_full(run, per_step / floor_s, classes,
-                                        lambda: per_step / _grid_floor(run, grid, choices, reference, rows, "full"),
-                                        simplest):
+            # In the second pass floor_s is already full recompute's (_by_floor).
+            full = (lambda: per_step / floor_s) if run.hunting_full else \
+                (lambda: per_step / _grid_floor(run, grid, choices, reference, rows, "full"))
+            if not _worth_any_then_full(run, per_step / floor_s, classes, full, simplest):
                 continue
         elif not run.worth_any(per_step / floor_s, classes, per_step / run.bound(grid).floor(largest, "full"),
                                simplest):
@@ -390,11 +421,10 @@ def _run(run, pins, hint=None):
             continue
         layout = _Layout(run, grid, bound, choices, classes, largest)
         if layout.rows:
-            feasible += 1
-            run.layouts = (len(grids), len(live), feasible)
+            run.expanded.add(grid)
+            run.layouts = (grids_count, live_count, len(run.expanded))
             if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
                 yield from _search_layout(run, layout, choices)
-    return len(grids), len(live), feasible
 
 
 def _live_grids(run, grids, choices):
@@ -455,7 +485,7 @@ def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
     return len(rest) < len(stages) and run.worth_any(bound_goodput, ("full_3d",), full_goodput(), simplest)
 
 
-def _by_floor(run, ctx, live, choices):
+def _by_floor(run, ctx, live, choices, recompute="none", level=None):
     """The live grids (floor, grid, largest, shared) in increasing order of their
     floor (then grid), so later ones meet a strong incumbent; a grid whose floor
     cannot matter is never probed nor expanded into its rows; None between
@@ -468,29 +498,65 @@ def _by_floor(run, ctx, live, choices):
     each row at the least recompute that fits (_grid_floor). Each tighter bound is
     computed when that grid comes first, and the grid goes back in its place. So the
     order is that of the tightest bounds, and a grid that a looser floor already rules
-    out (the incumbent only gets stronger) never gets the tighter ones."""
-    heap = [(floor_s, grid, largest, shared, shared is not None and shared[1] is None)
+    out (the incumbent only gets stronger) never gets the tighter ones.
+
+    recompute "full": the bounds of plans that recompute fully (the second pass, _run),
+    each grid starting from the floor the first pass left it (level _ANY_RECOMPUTE,
+    run.tightest); there one threshold holds for every grid, so the first grid ruled
+    out ends the pass."""
+    heap = [(floor_s, grid, largest, shared, _first_level(shared) if level is None else level)
             for floor_s, grid, largest, shared in live]
     heapq.heapify(heap)
     per_step = run.goodput_per_step
     while heap:
-        floor_s, grid, largest, shared, provisional = heapq.heappop(heap)
-        if not provisional:
+        floor_s, grid, largest, shared, level = heapq.heappop(heap)
+        worth = run.worth_any(per_step / floor_s, shape_classes(grid), None,
+                              _simplest(grid, choices, choices.interleave or 1))
+        if level == _FINAL or not worth:
+            run.tightest[grid] = (floor_s, grid, largest, shared)
+        if not worth:
+            if run.hunting_full:
+                return  # one threshold (full_3d's best) for every grid, and the rest have higher floors
+            continue
+        if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if not run.worth_any(per_step / floor_s, shape_classes(grid), None,
-                             _simplest(grid, choices, choices.interleave or 1)):
-            continue
+        if level == _ANY_RECOMPUTE:
+            # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
+            # at the largest size when the largest that fits is not known yet: if the mode before full
+            # fits there, it fits at every smaller one).
+            test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
+            if "full_3d" not in possible_classes(run, grid, choices, test):
+                continue
         yield None
-        reference, rows = shared
-        if rows is None:
+        reference, rows = shared if shared is not None else (None, None)
+        if level == _ANY_RECOMPUTE:
+            # The first pass's floor, below full recompute's: now full recompute's own, as _live_grids' kinds.
+            if shared is None:
+                floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
+            elif rows is None:
+                sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+                floor_s, level = reference.floor(ctx, grid, sizes[-1], "full"), _AT_LARGEST
+            else:
+                floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
+        elif level == _AT_LARGEST:
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at no recompute and any ZeRO stage; then by class of ZeRO stage.
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
-            heapq.heappush(heap, (reference.least(ctx, grid, rows), grid, largest, (reference, rows), True))
-            continue
-        heapq.heappush(heap, (_grid_floor(run, grid, choices, reference, rows), grid, largest, shared, False))
+            floor_s, level = reference.least(ctx, grid, rows, recompute), _ROWS
+        else:
+            floor_s, level = _grid_floor(run, grid, choices, reference, rows, recompute), _FINAL
+        heapq.heappush(heap, (floor_s, grid, largest, (reference, rows) if reference is not None else None, level))
+
+
+# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); at the largest
+# micro-batch size; over the rows, any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's.
+_ANY_RECOMPUTE, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3
+
+
+def _first_level(shared):
+    return _AT_LARGEST if shared is not None and shared[1] is None else _FINAL
 
 
 def _interleave_rows(ctx, grid, choices, largest):
