@@ -3,12 +3,13 @@ import yaml
 
 from .catalog import LANGUAGES
 from .errors import BuildError
-
+from .folding import unfold_zh
 
 def load_yaml(path):
+    """A bilingual data file (its Chinese texts unfolded, unfold_zh)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            return unfold_zh(yaml.safe_load(handle))
     except FileNotFoundError:
         raise BuildError(path, "file is missing") from None
     except yaml.YAMLError as err:

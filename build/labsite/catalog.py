@@ -8,6 +8,7 @@ and the file, so a page can never silently show English on the Chinese site.
 import yaml
 
 from .errors import BuildError
+from .folding import unfold_chinese
 from .paths import CATALOGS
 
 LANGUAGES = ("en", "zh")
@@ -51,7 +52,8 @@ def _load_language(directory, lang):
         raise BuildError(folder, "catalog folder is missing")
     tree, owner = {}, {}
     for path in sorted(folder.glob("*.yaml")):
-        for key, value in _load_file(path).items():
+        data = _load_file(path)
+        for key, value in (unfold_chinese(data) if lang == "zh" else data).items():
             if key in tree:
                 raise BuildError(path, f"top-level key {key!r} is already defined in {owner[key].name}")
             tree[key], owner[key] = value, path

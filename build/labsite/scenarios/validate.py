@@ -11,6 +11,7 @@ BuildError).
 from pathlib import Path
 
 from . import model_checks
+from ..folding import unfold_zh
 from ..paths import ROOT, display_path
 from .model import Scenario
 from .problems import Problem, did_you_mean, listing
@@ -117,10 +118,10 @@ def check_scenario_file(path):
     if check.problems:
         return None, check.problems
     scenario = Scenario(
-        id=data["id"], path=check.name, title=dict(data["title"]), summary=dict(data["summary"]),
-        narrative=dict(data["narrative"]), workload=workload, parallelism=layout, model=model,
+        id=data["id"], path=check.name, title=unfold_zh(dict(data["title"])), summary=unfold_zh(dict(data["summary"])),
+        narrative=unfold_zh(dict(data["narrative"])), workload=workload, parallelism=layout, model=model,
         source=dict(data["source"]) if "source" in data else None, published=figures or (),
-        notes=dict(data["notes"]) if "notes" in data else None, tags=tuple(data.get("tags", ())),
+        notes=unfold_zh(dict(data["notes"])) if "notes" in data else None, tags=tuple(data.get("tags", ())),
     )
     scenario.extra["id_line"] = data.key_lines["id"]
     return scenario, check.problems
