@@ -705,12 +705,13 @@ def _row_modes(run, grid, choices, sizes, zero=None):
 
 def _zero_classes(choices, grid):
     """(zero3, ZeRO stage) of the classes of plans a grid floor bounds apart:
-    ZeRO-3 (its sync grows with the micro-batches; its state is the least)
-    and the most sharded stage below it (more state, so more recompute, but
-    one sync per step); one class when the grid allows only one of them."""
+    the most sharded stage below ZeRO-3 (one sync per step, but more state, so
+    more recompute) and ZeRO-3 (its sync grows with the micro-batches; its
+    state is the least), in the order _grid_floor bounds them (the first is
+    the lower more often); one class when the grid allows only one of them."""
     zeros = choices.zeros(grid)
     if zeros[-1] == 3 and len(zeros) > 1:
-        return (True, 3), (False, zeros[-2])
+        return (False, zeros[-2]), (True, 3)
     return ((zeros[-1] == 3, zeros[-1]),)
 
 
@@ -718,12 +719,17 @@ def _grid_floor(run, grid, choices, reference, rows, recompute="none"):
     """reference.least (bounds.SharedFloor) over the rows [(b, v)] of each class of
     ZeRO stage (_zero_classes), each row at the least recompute that fits that
     class's state (a row that fits none of it is left out), the least of them:
-    below every plan of the grid. None when no row fits any class."""
+    below every plan of the grid. None when no row fits any class. A class whose
+    rows all at the least recompute (no row modes needed) do not beat the floor
+    of the classes before it cannot lower it, and is not bounded further."""
     ctx = run.ctx
     sizes = [row[0] for row in rows]
     best = None
     for zero3, zero in _zero_classes(choices, grid):
-        fitting = [(b, v, mode) for (b, v), mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
+        # A class none of whose rows, each at recompute's least, beats the best so far cannot lower it.
+        if best is not None and reference.least(ctx, grid, rows, recompute, zero3) >= best:
+            continue
+        fitting = [(row[0], row[1], mode) for row, mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
                    if mode is not None]
         if fitting:
             floor_s = reference.least(ctx, grid, fitting, recompute, zero3)
