@@ -20,6 +20,18 @@ _NOT_COPIED = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypot
 LIVE_TIMEOUT_MS = 120_000
 
 
+def strings_in(node):
+    """Every string in a tree of dicts and lists loaded from YAML or JSON."""
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from strings_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings_in(value)
+    elif isinstance(node, str):
+        yield node
+
+
 def build_site(target, source_root=ROOT):
     """Run a strict MkDocs build of ``source_root`` into ``target``; return the CompletedProcess."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}

@@ -240,24 +240,3 @@ def load_chapter(path, values=None, refs=()):
             raise BuildError(path, f"source url {source['url']!r} must be https://arxiv.org/abs/NNNN.NNNNN or https://doi.org/10.…")
     data["slug"] = Path(path).stem
     return data
-
-
-_CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
-# Full-width punctuation: after it a Chinese line never has a space.
-_FULL_WIDTH_PUNCT = "，。、；：？！（）“”‘’《》【】——…"
-_CJK_BREAK = re.compile(f"(?<=[{_CJK}])[ \t]*\n[ \t]*(?=[{_CJK}])|(?<=[{_CJK}]) (?=[{_CJK}])"
-                        # not before a line that starts a list item, table row, quote or heading
-                        f"|(?<=[{_FULL_WIDTH_PUNCT}])[ \t]*\n[ \t]*(?![-+*] |\\d+\\. |[|>#])(?=\\S)")
-
-
-def cjk_tidy(node):
-    """Drop the line breaks / spaces YAML leaves between two CJK characters or
-    after full-width punctuation (a browser would show them as spaces);
-    recurse through dicts and lists."""
-    if isinstance(node, str):
-        return _CJK_BREAK.sub("", node)
-    if isinstance(node, dict):
-        return {key: cjk_tidy(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [cjk_tidy(value) for value in node]
-    return node

@@ -12,6 +12,7 @@ from labsite.folding import unfold_chinese, unfold_zh
 from labsite.pages.rules import ASSUMPTIONS_FILE, RULES_FILE
 from labsite.scenarios import load_scenarios
 from labsite.tutorial import chapter_files
+from labtest import strings_in
 
 FOLD_SPACE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
@@ -36,21 +37,10 @@ def _chinese(node):
     """Every string under a "zh" key of a bilingual node."""
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from (_strings(value) if key == "zh" else _chinese(value))
+            yield from (strings_in(value) if key == "zh" else _chinese(value))
     elif isinstance(node, list):
         for value in node:
             yield from _chinese(value)
-
-
-def _strings(node):
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
 
 
 def _folded(texts):
@@ -58,7 +48,7 @@ def _folded(texts):
 
 
 def test_the_chinese_catalogs_read_unfolded():
-    texts = list(_strings(list(_flatten(load_catalogs()["zh"]).values())))
+    texts = list(strings_in(list(_flatten(load_catalogs()["zh"]).values())))
     assert texts and _folded(texts) == []
 
 

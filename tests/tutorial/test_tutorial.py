@@ -15,7 +15,7 @@ from labsite import charts
 from labsite.catalog import LANGUAGES
 from labsite.exercises import parse_lab
 from labsite.tutorial import SOURCE_URL, book_slugs, chapter_files, hand_typed_numbers, load_chapter
-from labtest import language_dir
+from labtest import language_dir, strings_in
 
 ROOT_DOCS = "tutorial"
 SECTION = re.compile(r'<section class="tut-section" data-section="([^"]+)"')
@@ -78,21 +78,10 @@ def test_no_hand_typed_numbers_in_chapter_texts(path):
                 assert not hand_typed_numbers(text), (section["id"], field, lang)
 
 
-def _strings(node):
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-    elif isinstance(node, str):
-        yield node
-
-
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_no_hand_typed_numbers_in_tutorial_catalog(repo_root, lang):
     catalog = yaml.safe_load((repo_root / "content" / "i18n" / lang / "tutorial.yaml").read_text(encoding="utf-8"))
-    bad = [(text, hand_typed_numbers(text)) for text in _strings(catalog) if hand_typed_numbers(text)]
+    bad = [(text, hand_typed_numbers(text)) for text in strings_in(catalog) if hand_typed_numbers(text)]
     assert not bad
 
 

@@ -26,9 +26,10 @@ from ..bilingual import load_yaml
 from ..errors import BuildError
 from ..exercises import parse_lab
 from ..figures import figure_params, figure_style, render_figure
+from ..folding import cjk_tidy
 from ..labquery import lab_url
 from ..slots import slot_renderer
-from ..tutorial import REF_PREFIX, chapter_files, cjk_tidy, load_chapter
+from ..tutorial import REF_PREFIX, chapter_files, load_chapter
 from ..tutorial_values import chapter_data
 
 

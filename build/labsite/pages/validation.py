@@ -2,7 +2,7 @@
 (labsite.validation) that have a page entry, each predicted figure next to the
 published one and the error, computed at build time."""
 from ..slots import slot_renderer
-from ..tutorial import cjk_tidy
+from ..folding import cjk_tidy
 from ..validation import SUMMARY_LINES, summary
 
 
