@@ -26,6 +26,7 @@ from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 from lab_core.planner.steps import finish
 from lab_core.workload import Workload
 
+from .chinese import tighten
 from .compare import compare_html, compare_rows, compare_summary
 from .curves import render_curves
 from .pins import encode, pins_view, read_pins
@@ -187,10 +188,10 @@ class Session:
                 self.previous = decisions  # what changed is judged against the last final answer
             view = render_result(result, report, words, self.kinds, changed)
         view["preset"] = preset_view(merged, result["shape"], words)
-        out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": view,
+        out = {"ok": True, "inputs": merged, "pins": {k: encode(v) for k, v in pins.items()}, "view": tighten(view),
                "notes": notes, "compare": None, "provisional": plan["provisional"], "partial": quick}
         if compare is not None and not quick:
-            out["compare"] = self._compare(compare, result, words)
+            out["compare"] = tighten(self._compare(compare, result, words))
         return out
 
     def _compare(self, state, current, words):
@@ -226,10 +227,10 @@ class Session:
         words = self.words(units)
         out = {"kind": "extras", "ok": True, "curves": None, "export": None, "pins": None}
         if want_pins:
-            out["pins"] = pins_view(pins, result, words)
+            out["pins"] = tighten(pins_view(pins, result, words))
         if want_curves:
             points = yield from curves_steps(workload, par)
-            out["curves"] = render_curves(points, plan["gpus"]["used"], words)
+            out["curves"] = tighten(render_curves(points, plan["gpus"]["used"], words))
         if export_format:
             out["export"] = export(par, workload, export_format, words["export"]).to_dict()
         return out

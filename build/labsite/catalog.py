@@ -7,8 +7,9 @@ and the file, so a page can never silently show English on the Chinese site.
 """
 import yaml
 
+from lab_view.chinese import tighten
+
 from .errors import BuildError
-from .folding import unfold_chinese
 from .paths import CATALOGS
 
 LANGUAGES = ("en", "zh")
@@ -53,7 +54,7 @@ def _load_language(directory, lang):
     tree, owner = {}, {}
     for path in sorted(folder.glob("*.yaml")):
         data = _load_file(path)
-        for key, value in (unfold_chinese(data) if lang == "zh" else data).items():
+        for key, value in (tighten(data) if lang == "zh" else data).items():
             if key in tree:
                 raise BuildError(path, f"top-level key {key!r} is already defined in {owner[key].name}")
             tree[key], owner[key] = value, path

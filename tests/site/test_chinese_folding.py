@@ -8,11 +8,12 @@ import pytest
 
 from labsite.bilingual import load_yaml
 from labsite.catalog import _flatten, load_catalogs
-from labsite.folding import unfold_chinese, unfold_zh
+from labsite.folding import unfold_zh
 from labsite.pages.rules import ASSUMPTIONS_FILE, RULES_FILE
 from labsite.scenarios import load_scenarios
 from labsite.tutorial import chapter_files
 from labtest import strings_in
+from lab_view.chinese import tighten
 
 FOLD_SPACE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
@@ -25,7 +26,7 @@ FOLD_SPACE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u30
     ("two English  words", "two English  words"),
 ])
 def test_a_fold_space_between_chinese_goes_and_one_beside_latin_stays(folded, read):
-    assert unfold_chinese(folded) == read
+    assert tighten(folded) == read
 
 
 def test_only_the_chinese_of_a_bilingual_node_is_unfolded():

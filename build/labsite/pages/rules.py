@@ -3,6 +3,7 @@ lab_core, then the teaching assumptions with the values the model uses."""
 import string
 
 from lab_view import format_quantity
+from lab_view.chinese import tighten
 
 from ..bilingual import load_yaml, require_languages
 from ..errors import BuildError
@@ -45,8 +46,10 @@ def load_rules():
 
 
 def example_sentence(rule, lang, units):
+    """The rule's example with its numbers in (lab_view.chinese.tighten: a Chinese unit
+    then Chinese text with no space between)."""
     values = {name: format_quantity(value, kind, units) for name, (value, kind) in rule["values"].items()}
-    return rule["example_text"][lang].format(**values)
+    return tighten(rule["example_text"][lang].format(**values))
 
 
 def load_assumptions():
@@ -59,7 +62,7 @@ def load_assumptions():
 
 
 def assumption_sentence(item, lang, units):
-    return item["text"][lang].format(value=format_quantity(item["number"], item["value"]["kind"], units))
+    return tighten(item["text"][lang].format(value=format_quantity(item["number"], item["value"]["kind"], units)))
 
 
 @slot_renderer("rules")

@@ -1,0 +1,26 @@
+"""Chinese text as the lab prints it: no space between two Chinese characters.
+
+The Chinese catalogs write a space after each number they quote, as Chinese
+text does before and after Latin ("2.3 GB 的"); when the number's unit is
+Chinese ("2.26 秒"), that space ends up between two Chinese characters,
+where Chinese puts none. The view takes those out once the numbers are in
+(tighten). The build's data files use the same rule for YAML's folded lines
+(build/labsite/folding.py).
+"""
+import re
+
+# CJK ideographs and radicals, CJK punctuation, full-width forms.
+CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
+_SPACE = re.compile(f"(?<=[{CJK}]) (?=[{CJK}])")
+
+
+def tighten(node):
+    """``node`` (a string, or dicts and lists of them) with every space between two
+    CJK characters taken out; other text (English, numbers, markup) is unchanged."""
+    if isinstance(node, str):
+        return _SPACE.sub("", node)
+    if isinstance(node, dict):
+        return {key: tighten(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [tighten(value) for value in node]
+    return node
