@@ -14,13 +14,22 @@ CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
 _SPACE = re.compile(f"(?<=[{CJK}]) (?=[{CJK}])")
 
 
+def each_string(node, change):
+    """``node`` (a string, or dicts and lists of them) with ``change`` applied to every string."""
+    if isinstance(node, str):
+        return change(node)
+    if isinstance(node, dict):
+        return {key: each_string(value, change) for key, value in node.items()}
+    if isinstance(node, list):
+        return [each_string(value, change) for value in node]
+    return node
+
+
+def _tighten_text(text):
+    return _SPACE.sub("", text)
+
+
 def tighten(node):
     """``node`` (a string, or dicts and lists of them) with every space between two
     CJK characters taken out; other text (English, numbers, markup) is unchanged."""
-    if isinstance(node, str):
-        return _SPACE.sub("", node)
-    if isinstance(node, dict):
-        return {key: tighten(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [tighten(value) for value in node]
-    return node
+    return each_string(node, _tighten_text)

@@ -10,7 +10,7 @@ prose also loses the line breaks (cjk_tidy).
 """
 import re
 
-from lab_view.chinese import CJK as _CJK, tighten
+from lab_view.chinese import CJK as _CJK, each_string, tighten
 
 # Full-width punctuation: after it a Chinese line never has a space.
 _FULL_WIDTH_PUNCT = "，。、；：？！（）“”‘’《》【】——…"
@@ -34,10 +34,4 @@ def cjk_tidy(node):
     """Chinese Markdown prose: drop the spaces and line breaks between two CJK
     characters or after full-width punctuation (a browser would show them as
     spaces); dicts and lists recursed."""
-    if isinstance(node, str):
-        return _CJK_BREAK.sub("", node)
-    if isinstance(node, dict):
-        return {key: cjk_tidy(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [cjk_tidy(value) for value in node]
-    return node
+    return each_string(node, lambda text: _CJK_BREAK.sub("", text))
