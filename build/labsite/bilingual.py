@@ -5,6 +5,7 @@ from .catalog import LANGUAGES
 from .errors import BuildError
 from .folding import unfold_zh
 
+
 def load_yaml(path):
     """A bilingual data file (its Chinese texts unfolded, unfold_zh)."""
     try:

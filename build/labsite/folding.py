@@ -5,8 +5,8 @@ space, and Markdown shows a line break inside a paragraph as one. Chinese puts
 no space between its characters or after its punctuation, so such a space or
 break is the file's layout, not the writer's (a space between Chinese and
 Latin text is the writer's, and stays). Every loader of Chinese text takes
-the spaces out (lab_view.chinese.tighten), so a writer may wrap lines anywhere; Markdown
-prose also loses the line breaks (cjk_tidy).
+the spaces out (lab_view.chinese.tighten), so a writer may wrap lines
+anywhere; Markdown prose also loses the line breaks (cjk_tidy).
 """
 import re
 

@@ -556,6 +556,7 @@ _ANY_RECOMPUTE, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3
 
 
 def _first_level(shared):
+    """The kind of floor _live_grids gave a grid (a shared floor with no rows yet: at its largest size)."""
     return _AT_LARGEST if shared is not None and shared[1] is None else _FINAL
 
 
@@ -719,17 +720,16 @@ def _grid_floor(run, grid, choices, reference, rows, recompute="none"):
     """reference.least (bounds.SharedFloor) over the rows [(b, v)] of each class of
     ZeRO stage (_zero_classes), each row at the least recompute that fits that
     class's state (a row that fits none of it is left out), the least of them:
-    below every plan of the grid. None when no row fits any class. A class whose
-    rows all at the least recompute (no row modes needed) do not beat the floor
-    of the classes before it cannot lower it, and is not bounded further."""
+    below every plan of the grid. None when no row fits any class. A class is
+    skipped when its rows, all at the least recompute (no search for the row
+    modes), do not beat the floor of the classes before it."""
     ctx = run.ctx
     sizes = [row[0] for row in rows]
     best = None
     for zero3, zero in _zero_classes(choices, grid):
-        # A class none of whose rows, each at recompute's least, beats the best so far cannot lower it.
         if best is not None and reference.least(ctx, grid, rows, recompute, zero3) >= best:
             continue
-        fitting = [(row[0], row[1], mode) for row, mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
+        fitting = [(b, v, mode) for (b, v), mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
                    if mode is not None]
         if fitting:
             floor_s = reference.least(ctx, grid, fitting, recompute, zero3)

@@ -22,7 +22,7 @@ FOLD_SPACE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u30
     ("论文还会在 每个 stage 的输入", "论文还会在每个 stage 的输入"),
     ("以 FP32 累加。 以下是假设", "以 FP32 累加。以下是假设"),
     ("用十进制 GB 表示 （1 GB = 10⁹ bytes）", "用十进制 GB 表示（1 GB = 10⁹ bytes）"),
-    ("对 TP 只字未提，而 PyTorch 的 tensor parallelism", "对 TP 只字未提，而 PyTorch 的 tensor parallelism"),
+    ("对 TP 只字未提，而 PyTorch 的 tensor", "对 TP 只字未提，而 PyTorch 的 tensor"),
     ("two English  words", "two English  words"),
 ])
 def test_a_fold_space_between_chinese_goes_and_one_beside_latin_stays(folded, read):
