@@ -83,7 +83,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     shared, expert = sync_params
     ranks = par.sync_ranks
     shard = par.shard_ranks * par.cp if par.zero >= 1 else ranks
-    per_node = ctx.gpus_per_node // par.tp if par.tp < ctx.gpus_per_node else 1
+    per_node = group_per_node(ctx, par.tp)
     out = SyncTimes()
     replicas = ranks // shard
     out.link = "none" if ranks == 1 else ("nvlink" if min(per_node, shard) >= shard and replicas == 1 else "inter_node")
@@ -106,7 +106,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         _add(out, (across, _exposed(across, bucket, windows[0])))
     if expert:
         expert_ranks = par.tp * par.cp * par.dp // par.ep
-        expert_per_node = ctx.gpus_per_node // par.ep if par.ep < ctx.gpus_per_node else 1
+        expert_per_node = group_per_node(ctx, par.ep)
         _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
                                windows))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
@@ -115,6 +115,12 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     if expert:
         out.optimizer += optimizer_time(ctx, expert, par.tp * par.cp * par.dp // par.ep, par.zero)
     return out
+
+
+def group_per_node(ctx, inner):
+    """GPUs of one group per node when `inner` consecutive ranks of another
+    parallelism come first in rank order (at least one)."""
+    return ctx.gpus_per_node // inner if inner < ctx.gpus_per_node else 1
 
 
 def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows):

@@ -4,11 +4,13 @@ A plain module rather than conftest.py: several folders have their own
 conftest, and ``from conftest import`` would pick whichever was imported last.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from lab_view.chinese import CJK
 from labsite.catalog import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +20,12 @@ _NOT_COPIED = {".git", ".venv", "node_modules", "site", ".pytest_cache", ".hypot
 
 #: Pyodide boots in about 4 s on two idle cores; CI may be loaded.
 LIVE_TIMEOUT_MS = 120_000
+
+
+def spaces_between_chinese(texts):
+    """Each place in ``texts`` where a space stands between two CJK characters (with a little context)."""
+    pattern = re.compile(f".{{0,8}}[{CJK}] [{CJK}].{{0,8}}")
+    return [match.group(0) for text in texts for match in pattern.finditer(text)]
 
 
 def strings_in(node):

@@ -17,7 +17,7 @@ from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
-from ..sync import fsdp_unit_times, modern_sync, optimizer_time, zero3_times
+from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, zero3_times
 from ..parallelism import Parallelism
 from ..step_time import context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times
 
@@ -356,7 +356,7 @@ class _Fsdp:
         """The grid's units (sync.fsdp_unit_times) over its dp x cp ranks, tensor
         parallelism innermost in a node (sync.modern_sync's placement)."""
         ranks = grid.dp * grid.cp
-        per_node = ctx.gpus_per_node // grid.tp if grid.tp < ctx.gpus_per_node else 1
+        per_node = group_per_node(ctx, grid.tp)
         self.gather, self.reduce, self.gather_embedding, self.reduce_embedding = fsdp_unit_times(
             ctx, grid.tp, grid.ep, ranks, min(per_node, ranks))
         kinds = grid_stages(ctx, grid)

@@ -2,8 +2,6 @@
 turns each into a space, which Chinese does not put between its characters.
 The loaders take them out, so a writer may wrap Chinese lines anywhere; a
 space between Chinese and Latin text is the writer's and stays."""
-import re
-
 import pytest
 
 from labsite.bilingual import load_yaml
@@ -12,11 +10,8 @@ from labsite.folding import unfold_zh
 from labsite.pages.rules import ASSUMPTIONS_FILE, RULES_FILE
 from labsite.scenarios import load_scenarios
 from labsite.tutorial import chapter_files
-from labtest import strings_in
+from labtest import spaces_between_chinese, strings_in
 from lab_view.chinese import tighten
-
-FOLD_SPACE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-
 
 @pytest.mark.parametrize("folded,read", [
     ("论文还会在 每个 stage 的输入", "论文还会在每个 stage 的输入"),
@@ -44,21 +39,17 @@ def _chinese(node):
             yield from _chinese(value)
 
 
-def _folded(texts):
-    return [match.group(0) for text in texts for match in FOLD_SPACE.finditer(text)]
-
-
 def test_the_chinese_catalogs_read_unfolded():
     texts = list(strings_in(list(_flatten(load_catalogs()["zh"]).values())))
-    assert texts and _folded(texts) == []
+    assert texts and spaces_between_chinese(texts) == []
 
 
 def test_the_bilingual_files_read_unfolded():
     texts = [text for path in (RULES_FILE, ASSUMPTIONS_FILE, *chapter_files()) for text in _chinese(load_yaml(path))]
-    assert texts and _folded(texts) == []
+    assert texts and spaces_between_chinese(texts) == []
 
 
 def test_the_scenarios_read_unfolded():
     texts = [scenario.text(name, "zh") for scenario in load_scenarios()
              for name in ("title", "summary", "narrative", "notes") if scenario.text(name, "zh")]
-    assert texts and _folded(texts) == []
+    assert texts and spaces_between_chinese(texts) == []

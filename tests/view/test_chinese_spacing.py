@@ -3,7 +3,6 @@ the catalogs write a space after each quoted number, and a number whose unit is
 Chinese ("2.26 秒") would otherwise be followed by one ("2.26 秒 没有被隐藏").
 The English answers are the same with or without the rule."""
 import json
-import re
 
 import pytest
 
@@ -12,10 +11,9 @@ from lab_view import session as session_module
 from labsite.catalog import load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config
 from labsite.scenarios import load_scenario
-from labtest import strings_in
+from labtest import spaces_between_chinese, strings_in
 
 EXTRAS = {"rules_short": [], "rules_href": "../rules/"}
-CJK_SPACE = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef] [\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]")
 #: States whose answers quote times in Chinese units: the default, a mixture of experts, 128K tokens at scale.
 STATES = {"default": {}, "deepseek-v3": load_scenario("deepseek-v3").workload,
           "llama3-405b-128k": load_scenario("llama3-405b-128k").workload}
@@ -41,14 +39,14 @@ def _answer(config, state):
 def test_no_space_between_chinese_characters(configs, state):
     out, extras = _answer(configs["zh"], STATES[state])
     texts = list(strings_in([out["view"], out["compare"], extras["curves"], extras["pins"]]))
-    assert texts and [m.group(0) for t in texts for m in CJK_SPACE.finditer(t)] == []
+    assert texts and spaces_between_chinese(texts) == []
 
 
 def test_the_rule_is_what_takes_them_out(configs, monkeypatch):
     """Without it the same answer has such spaces (so the test above can fail)."""
     monkeypatch.setattr(session_module, "tighten", lambda node: node)
     out, _ = _answer(configs["zh"], STATES["deepseek-v3"])
-    assert CJK_SPACE.search(json.dumps(out["view"], ensure_ascii=False))
+    assert spaces_between_chinese([json.dumps(out["view"], ensure_ascii=False)])
 
 
 @pytest.mark.parametrize("state", sorted(STATES))
