@@ -122,7 +122,12 @@ ATTENTION_EFFICIENCY = {
 # Transformer Engine and for the 2021 stack the A100 fit describes.
 # torch_native (torchtitan, FSDP, torch.compile, PyTorch's flash attention):
 # CALIBRATED with FP8_GEMM_EFFICIENCY on llm-foundry's runs (torchtitan's are
-# out of sample).
+# out of sample). Its attention factor is that of FlashAttention-2 kernels (PyTorch
+# SDPA's flash backend; flash-attn 2 in llm-foundry) against Transformer Engine's
+# fused attention on Hopper: 1 / 0.483 = 2.1, at the top of the 1.5-2.0x by which
+# FlashAttention-3 outruns FlashAttention-2 on H100 (arXiv:2407.08608, abstract).
+# A PyTorch-native run on Transformer Engine's attention (Workload.te_attention)
+# takes the "modern" factor (stack.attention_kernels).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
     "torch_native": 1.023,

@@ -11,7 +11,7 @@ from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flo
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
-from .stack import compiles_loss, fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
+from .stack import attention_kernels, compiles_loss, fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
 
 
 class WorkloadContext:
@@ -43,7 +43,7 @@ class WorkloadContext:
         self.layer_gather_bytes = 1.0 if w.fp8_weight_gather and w.precision == "fp8" else WEIGHT_BYTES
         self.fused_qkv = fuses_qkv(w.stack)
         self.compute_factor = cal.STACK_COMPUTE_EFFICIENCY[w.stack]
-        self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[w.stack]
+        self.attention_factor = cal.STACK_ATTENTION_EFFICIENCY[attention_kernels(w.stack, w.te_attention)]
         self.per_node_dispatch = w.moe_dispatcher == "per_node"
         # Expert-parallel all-to-all overlap is a modern-stack feature (stack.py).
         self.moe_overlap = self.modern and w.moe_comm_overlap

@@ -149,6 +149,10 @@ INPUT_SPECS = (
     # with "loss"): the fused cross-entropy keeps only the 16-bit logits and their gradient
     # (calibration.COMPILED_LOSS_BYTES_PER_LOGIT); torch_native stack only.
     InputSpec("compiled_loss", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
+    # The PyTorch-native stack runs Transformer Engine's fused attention (cuDNN), the
+    # Megatron stacks' kernel, instead of PyTorch SDPA's FlashAttention-2 (NeMo AutoModel:
+    # FSDP2 with TE layers); torch_native stack only.
+    InputSpec("te_attention", "on/off", None, None, False, log_scale=False, slider=False, kind="bool"),
     # How checkpoints are taken (checkpoint_modes.py): blocking writes, async
     # (device-to-host snapshot, background persist) or in-memory copies on peers.
     InputSpec("checkpoint_mode", "mode id", None, None, "async", log_scale=False, slider=False, kind="choice",

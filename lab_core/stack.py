@@ -16,7 +16,10 @@ STACKS (Workload.stack):
   llm-foundry/Composer, torch.compile, torchao float8). The same overlap as
   ``modern``; its kernels (SDPA flash attention, compiled element-wise ops,
   torchao casts) reach a different fraction of the GPU, fitted on its own
-  published runs (calibration.STACK_COMPUTE_EFFICIENCY, STACK_ATTENTION_EFFICIENCY). Its Llama
+  published runs (calibration.STACK_COMPUTE_EFFICIENCY, STACK_ATTENTION_EFFICIENCY). Its attention
+  kernel is FlashAttention-2's (PyTorch SDPA's flash backend, flash-attn 2 in llm-foundry); with
+  Workload.te_attention it is Transformer Engine's fused attention, as on ``modern`` (NeMo
+  AutoModel: FSDP2 with TE layers). Its Llama
   computes the query, key and value projections as three GEMMs, not one (efficiency.layer_gemm_seconds).
 - ``megatron_lm_2021``: Megatron-LM as the 2021-2023 papers ran it (arXiv:2104.04473,
   arXiv:2205.05198, MegaScale's baseline arXiv:2402.15627): one calibrated
@@ -71,6 +74,12 @@ def per_op_selective(stack):
 def keeps_fp8_inputs(stack, precision):
     """The GEMMs keep their inputs for the backward in FP8 (Transformer Engine), not torchao."""
     return precision == "fp8" and stack != "torch_native"
+
+
+def attention_kernels(stack, te_attention):
+    """The stack whose attention kernel runs (calibration.STACK_ATTENTION_EFFICIENCY's key):
+    Workload.te_attention gives the PyTorch-native stack Transformer Engine's, the modern stack's."""
+    return "modern" if te_attention and stack == "torch_native" else stack
 
 
 def compiles_loss(stack, compiled_loss):

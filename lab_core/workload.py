@@ -101,6 +101,7 @@ class Workload:
     cp_all_gather: bool = _default("cp_all_gather")
     fp8_weight_gather: bool = _default("fp8_weight_gather")
     compiled_loss: bool = _default("compiled_loss")
+    te_attention: bool = _default("te_attention")
     checkpoint_mode: str = _default("checkpoint_mode")
 
     def __post_init__(self):

@@ -14,7 +14,7 @@ sections are strict models).
 """
 import json
 
-from .notes import Notes, architecture_notes, header_lines
+from .notes import Notes, architecture_notes, attention_kernel_note, header_lines
 
 
 def _zero(f, notes):
@@ -81,6 +81,7 @@ def config(f, notes):
         notes.add("deepspeed_checkpoint_" + f.checkpoint_mode)
     notes.add("deepspeed_launch", nodes=f.nodes, gpus_per_node=f.gpus_per_node,
               save_interval_steps=f.save_interval_steps, train_steps=f.train_steps)
+    attention_kernel_note(f, notes)
     architecture_notes(f, notes)
     return out
 

@@ -6,6 +6,7 @@ in content/i18n/<lang>/export.yaml, passed in as ``texts``); this module only
 picks the entries by id and fills their numbers, so every language gets the
 same notes.
 """
+from ..stack import attention_kernels
 
 
 class Notes:
@@ -41,6 +42,14 @@ def header_lines(texts, framework, facts, notes):
 
 def comment_block(lines, marker="#"):
     return "\n".join(f"{marker} {line}" if line else marker for line in lines)
+
+
+def attention_kernel_note(facts, notes):
+    """For a file with no key for the attention kernel: the plan's Transformer Engine
+    attention on the PyTorch-native stack (Workload.te_attention) is the model code's choice."""
+    workload = facts.workload
+    if attention_kernels(workload.stack, workload.te_attention) != workload.stack:
+        notes.add("te_attention")
 
 
 def architecture_notes(facts, notes):

@@ -31,7 +31,7 @@ from .. import calibration as cal
 from ..context import context_for
 from ..presets import PRESETS
 from . import toml
-from .notes import Notes, architecture_notes, comment_block, header_lines
+from .notes import Notes, architecture_notes, attention_kernel_note, comment_block, header_lines
 
 
 def _pipeline(f, notes):
@@ -138,6 +138,7 @@ def job_sections(f, notes):
                                                     ("precompute_float8_dynamic_scale_for_fsdp", True)]))
     if f.workload.dropout:
         notes.add("torchtitan_dropout")
+    attention_kernel_note(f, notes)
     if not f.modern:
         notes.add("legacy_stack_overlap")
     architecture_notes(f, notes)

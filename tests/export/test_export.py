@@ -312,3 +312,19 @@ def test_moe_dispatcher_and_all_to_all_overlap_are_written_where_megatron_accept
     assert ("--moe-enable-deepep" in flags) == (dispatcher == "per_node")
     assert ("--overlap-moe-expert-parallel-comm" in flags) == flag_set == ("--delay-wgrad-compute" in flags)
     assert ("megatron_moe_overlap" in result.notes) == note
+
+
+@pytest.mark.parametrize("stack, te_attention", [("torch_native", True), ("torch_native", False), ("modern", True)])
+def test_transformer_engine_attention_is_a_note_where_the_file_cannot_choose_the_kernel(stack, te_attention):
+    """Megatron-LM runs Transformer Engine's attention itself; a torchtitan job or a DeepSpeed
+    config has no key for the kernel, so a PyTorch-native plan on it (Workload.te_attention) says so."""
+    workload = _preset("llama3-8b", gpus=8, gpu="h100_80gb", global_batch_tokens=128 * 8192, stack=stack,
+                       te_attention=te_attention)
+    plan = evaluate(workload, Parallelism(dp=8, zero=3, micro_batch=2))
+    for fmt in FORMATS:
+        for lang in LANGUAGES:
+            exported = export(plan, workload, fmt, TEXTS[lang])
+            noted = fmt in ("torchtitan", "deepspeed") and stack == "torch_native" and te_attention
+            assert ("te_attention" in exported.notes) == noted, (fmt, lang)
+            if noted:
+                assert TEXTS[lang]["notes"]["te_attention"].split("（")[0].split("(")[0][:20] in exported.text

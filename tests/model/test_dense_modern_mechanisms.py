@@ -91,3 +91,20 @@ def test_a_compiled_loss_keeps_the_16_bit_logits_and_their_gradient_on_torch_nat
     assert compiled["time"] == eager["time"]
     # Megatron's own fused cross-entropy is another switch: the modern stack's loss stays as it was.
     assert report(stack="modern", compiled_loss=True)["memory"] == report(stack="modern")["memory"]
+
+
+def test_transformer_engine_attention_gives_the_pytorch_stack_the_megatron_stacks_attention_rate():
+    """NeMo AutoModel runs FSDP2 (torch_native) with Transformer Engine's attention: the attention
+    kernel's factor is the modern stack's (calibration.STACK_ATTENTION_EFFICIENCY), the rest stays
+    the PyTorch stack's; on the other stacks the switch changes nothing."""
+    def contexts(stack):
+        return [context_for(Workload(**dict(LLAMA_8B, stack=stack, te_attention=on))) for on in (False, True)]
+
+    sdpa, te = contexts("torch_native")
+    modern = context_for(Workload(**dict(LLAMA_8B, stack="modern")))
+    assert sdpa.attention_factor < te.attention_factor == modern.attention_factor
+    assert te.compute_factor == sdpa.compute_factor and te.fused_qkv is sdpa.fused_qkv is False
+    plain, switched = (_step(stack="torch_native", te_attention=on) for on in (False, True))
+    assert switched["forward_s"] < plain["forward_s"]
+    for stack in ("modern", "megatron_lm_2021"):
+        assert _step(stack=stack, te_attention=True) == _step(stack=stack)
