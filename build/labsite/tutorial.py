@@ -73,7 +73,7 @@ _ALLOWED = [
     r"(表|图|式|公式|附录)\s*[A-Z]?\d+(\.\d+)*",
     r"第\s*\d+\s*(节|章)",
     r"\b(Llama\s?\d(\.\d)?|GPT-\d|Qwen\d?(\.\d)?|Mixtral)\s\d+(\.\d+)?B\b",  # model names: Llama 3 405B
-    r"\bGPT-\d\b", r"\bLlama\s?\d\b", r"\b[Ss]tages?[\s-]\d(\s?(–|-|/|,|and|or|和|或|到|至|、)\s?\d)*\b", r"\b\d+-bit\b",
+    r"\bGPT-\d\b", r"\bFlashAttention-\d\b", r"\bLlama\s?\d\b", r"\b[Ss]tages?[\s-]\d(\s?(–|-|/|,|and|or|和|或|到|至|、)\s?\d)*\b", r"\b\d+-bit\b",
     r"阶段\s?\d", r"\bZeRO-\d\b",
     # Ordinals that name one of several things: GPU 0, rank 3, micro-batch 1, chunk 2.
     r"\b(GPU|rank|micro-batch|chunk|node|step|layer|device)\s\d{1,2}\b",

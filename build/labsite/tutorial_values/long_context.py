@@ -5,6 +5,7 @@ parallelism (ring attention, arXiv:2310.01889) and DeepSpeed-Ulysses'
 all-to-all (arXiv:2309.14509)."""
 import lab_core
 from lab_core import activations, flops
+from lab_core import calibration as cal
 from lab_core.comms import point_to_point_time
 from lab_core.context import context_for
 from lab_core.efficiency import attention_rate, gemm_efficiency
@@ -65,6 +66,20 @@ def _recipe_values(w_short, w_long, layout):
         "attention_peak_short": (attention_share(SHORT_KERNEL_TOKENS), "percent"),
         "attention_verdict": branch(attention_share(tokens) < gemm_share, "below", "above"),
     }
+
+
+def _kernel_values(workload, layout):
+    """Both stages on the PyTorch-native stack, attention on PyTorch SDPA's FlashAttention-2
+    or on Transformer Engine's kernel (Workload.te_attention), nothing else changed: what the
+    kernel costs at each length (lab_core.calibration.STACK_ATTENTION_EFFICIENCY)."""
+    values = {"sdpa_factor": (cal.STACK_ATTENTION_EFFICIENCY["torch_native"]
+                              / cal.STACK_ATTENTION_EFFICIENCY["modern"], "percent")}
+    for key, (inputs, lay) in (("long", (workload, layout)), ("short", published_run(SHORT))):
+        sdpa, te = (evaluate(dict(inputs, stack="torch_native", te_attention=on), **lay)[1] for on in (False, True))
+        values[f"{key}_sdpa_step"] = (sdpa.step_s, "duration")
+        values[f"{key}_te_step"] = (te.step_s, "duration")
+        values[f"{key}_kernel_cost"] = (sdpa.step_s / te.step_s - 1.0, "percent")
+    return values
 
 
 def _run_values(workload, layout, w, r):
@@ -202,6 +217,7 @@ def long_context_chapter():
     w_short = lab_core.Workload(**published_run(SHORT)[0])
     values = {}
     for part in (_why_values(w_short, w, layout), _recipe_values(w_short, w, layout),
+                 _kernel_values(workload, layout),
                  _run_values(workload, layout, w, r), _ring_values(workload, layout, w),
                  _memory_values(workload, layout, w, r), _plan_values(w), _exercise_values(r)):
         values.update(part)
