@@ -8,7 +8,8 @@ from .calibration import GATED_MLP_INNER_SHARE
 
 
 def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                    flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False):
+                    flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False,
+                    gathered_inputs=0):
     """Activation bytes of one layer for one micro-batch on one GPU.
 
     Source: arXiv:2205.05198 Table 2 (Eq 1, 2, 4, 6 and Sec 5):
@@ -34,6 +35,10 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     and MLP inputs (2 replicated units each) and the output-projection and
     second-MLP inputs (2 and 2 f / h sharded units) shrink by half. A TEACHING
     ASSUMPTION: stacks differ in what they keep in FP8.
+    gathered_inputs: bytes per value (0: none) of the all-gathered input the
+    query/key/value and first-MLP GEMMs keep with sequence parallelism, whole,
+    instead of the sequence shard Megatron keeps and gathers again in its
+    backward (gathered_input_bytes).
     """
     sbh = float(s) * b * h
     if recompute == "full":
@@ -49,12 +54,37 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     else:
         scores = (5.0 if dropout else 2.0) * a * s / h
     if sequence_parallel:
-        return sbh / t * (replicated + sharded + scores)
+        gathered = gathered_input_bytes(s, b, h, t, gathered_inputs) if gathered_inputs else 0.0
+        return sbh / t * (replicated + sharded + scores) + gathered
     return sbh * (replicated + sharded / t + scores / t)
 
 
+def gathered_input_bytes(s, b, h, t, value_bytes):
+    """What a layer keeps beyond Megatron's sequence-parallel accounting when its
+    column-parallel GEMMs save their all-gathered input: the attention block's
+    and the MLP's, s b h values each of `value_bytes` (2 in 16-bit; 1 when
+    torchao's tensorwise float8 TP casts to FP8 before the all-gather,
+    PrepareFloat8ModuleInput), less the 16-bit shard, 2 s b h / t, counted already.
+
+    Source: PyTorch's tensor parallelism as torchtitan applies it
+    (torchtitan/models/llama3/infra/parallelize.py, apply_tp: PrepareModuleInput
+    turns the attention's and the feed-forward's sequence-sharded input into a
+    replicated one, an all-gather, before wq/wk/wv and w1/w3 run on it, and
+    autograd saves a matrix multiply's input for its backward), against
+    Megatron's, which saves the shard and all-gathers it again in the backward
+    (arXiv:2205.05198 Sec 4.2.2). torch.compile's asynchronous TP fuses each
+    all-gather into its GEMM (stack.gathers_tp_inputs). Measured: Llama 3.1 70B
+    on 256 H100s (FSDP 32, TP 8, micro-batch 16 of 8,192 tokens, full
+    recompute) peaks at 71.9 GiB with eager TP and 67.6 GiB with asynchronous
+    TP (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 4);
+    with its float8 gathers this term is 1.5 GiB of that 4.3 GiB.
+    """
+    return 2.0 * float(s) * b * h * (value_bytes - 2.0 / t)
+
+
 def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
-                  flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False):
+                  flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False,
+                  gathered_inputs=0):
     """Activations rebuilt for the backward pass of one layer, one micro-batch.
 
     Recomputation trades stored activations for a transient peak: while one
@@ -68,11 +98,11 @@ def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     if recompute == "none":
         return 0.0
     whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout,
-                            fp8_inputs)
+                            fp8_inputs, gathered_inputs)
     if recompute == "full":
         return whole
     return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden,
-                                   kv_ratio, dropout, fp8_inputs)
+                                   kv_ratio, dropout, fp8_inputs, gathered_inputs)
 
 
 def interleave_multiplier(p, v):

@@ -139,6 +139,13 @@ STACK_ATTENTION_EFFICIENCY = {
     "megatron_lm_2021": 1.0,
 }
 
+# Bytes per value of the all-gather torchao's float8 tensor parallelism sends
+# (tensorwise scaling, torchtitan's default float8 recipe: PrepareFloat8ModuleInput
+# casts the sequence shard to FP8 before gathering it, torchao/float8/
+# float8_tensor_parallel.py), and so of the gathered GEMM input eager PyTorch TP
+# keeps for the backward (activations.gathered_input_bytes; 16-bit otherwise).
+FLOAT8_GATHER_BYTES = 1.0
+
 # Bytes of HBM traffic per byte of stored activation in the forward pass
 # (element-wise ops: layernorm, dropout, GeLU, softmax read and write their
 # tensors). CALIBRATED on arXiv:2205.05198 Table 4: sequence parallelism

@@ -11,7 +11,8 @@ from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flo
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
-from .stack import attention_kernels, compiles_loss, fuses_qkv, is_modern, keeps_fp8_inputs, per_op_selective
+from .stack import (attention_kernels, compiles_loss, fuses_qkv, gathers_tp_inputs, is_modern, keeps_fp8_inputs,
+                    per_op_selective)
 
 
 class WorkloadContext:
@@ -24,7 +25,7 @@ class WorkloadContext:
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
                  "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
-                 "failures", "per_op_selective", "fp8_inputs", "loss_bytes_per_logit")
+                 "failures", "per_op_selective", "fp8_inputs", "gathered_inputs", "loss_bytes_per_logit")
 
     def __init__(self, w):
         shape = w.shape
@@ -85,6 +86,7 @@ class WorkloadContext:
         if self.per_op_selective:
             self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
+        self.gathered_inputs = gathers_tp_inputs(w.stack, self.tp_overlap, w.precision)
         loss = (cal.COMPILED_LOSS_BYTES_PER_LOGIT if compiles_loss(w.stack, w.compiled_loss)
                 else cal.LOSS_BYTES_PER_LOGIT[w.stack])
         self.loss_bytes_per_logit = (loss["one_gpu"], loss["vocab_parallel"])

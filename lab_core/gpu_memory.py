@@ -148,15 +148,17 @@ def layer_activations(ctx, tokens, b, tp, sp, recompute, width):
     workload's stack keeps them: Korthikanti's accounting (per_layer_bytes,
     working_bytes; FP8 inputs where the stack keeps them), or per-op selective
     checkpointing for a stack that runs it (per_op_selective_bytes; its
-    working set is what it dropped, never below zero)."""
+    working set is what it dropped, never below zero). A stack whose tensor
+    parallelism saves the all-gathered GEMM inputs keeps those too
+    (activations.gathered_input_bytes)."""
     h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
-    fp8 = ctx.fp8_inputs
+    fp8, gathered = ctx.fp8_inputs, ctx.gathered_inputs
     if recompute == "selective" and ctx.per_op_selective:
         stored = per_op_selective_bytes(tokens, b, h, tp, sp, width, r)
-        whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8)
+        whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8, gathered)
         return stored, max(0.0, whole - stored)
-    return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8),
-            working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8))
+    return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered),
+            working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered))
 
 
 def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave):

@@ -43,6 +43,10 @@ MEMORY (what a stack keeps for the backward pass, activations.py):
   multiplied with (arXiv:2209.05433 Sec 4); torchao's float8 linear keeps its
   high-precision input (torchao/float8/float8_linear.py), so FP8 saves no
   activation memory on ``torch_native``.
+- tensor parallelism with sequence parallelism: Megatron keeps each GEMM's
+  input as its sequence shard; PyTorch's eager TP (``torch_native`` without
+  Workload.tp_comm_overlap) keeps the all-gathered input of the attention and
+  the MLP (activations.gathered_input_bytes; stack.gathers_tp_inputs).
 - the loss: calibration.LOSS_BYTES_PER_LOGIT.
 
 MOE_DISPATCHERS (Workload.moe_dispatcher): how mixture-of-experts tokens
@@ -55,6 +59,9 @@ Workload.moe_comm_overlap: whether those all-to-alls hide behind another
 micro-batch's compute (Megatron-Core v0.14 on, DualPipe) or are exposed
 (step_time.expert_alltoall_times); a modern-stack feature.
 """
+
+from .calibration import FLOAT8_GATHER_BYTES
+from .memory import WEIGHT_BYTES
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 PRECISIONS = ("bf16", "fp8")
@@ -80,6 +87,17 @@ def attention_kernels(stack, te_attention):
     """The stack whose attention kernel runs (calibration.STACK_ATTENTION_EFFICIENCY's key):
     Workload.te_attention gives the PyTorch-native stack Transformer Engine's, the modern stack's."""
     return "modern" if te_attention and stack == "torch_native" else stack
+
+
+def gathers_tp_inputs(stack, tp_overlap, precision):
+    """Bytes per value of the all-gathered inputs tensor parallelism saves for its
+    column-parallel GEMMs (activations.gathered_input_bytes), 0 for none: PyTorch's
+    eager TP, in FP8 with torchao's float8 TP (tensorwise scaling, torchtitan's
+    default float8 recipe), not its asynchronous TP (tp_overlap, fused all-gather
+    GEMMs) and not Megatron's."""
+    if stack != "torch_native" or tp_overlap:
+        return 0.0
+    return FLOAT8_GATHER_BYTES if precision == "fp8" else WEIGHT_BYTES
 
 
 def compiles_loss(stack, compiled_loss):

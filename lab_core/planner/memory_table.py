@@ -27,7 +27,7 @@ def _key(ctx):
     experts = None if shape.experts is None else tuple(sorted(shape.experts.to_dict().items()))
     return (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab, experts,
             ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes,
-            ctx.per_op_selective, ctx.fp8_inputs, ctx.loss_bytes_per_logit)
+            ctx.per_op_selective, ctx.fp8_inputs, ctx.gathered_inputs, ctx.loss_bytes_per_logit)
 
 
 _LAST = [None, None]  # the last context asked for and its table (the search asks many times in a row)

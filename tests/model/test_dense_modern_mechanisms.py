@@ -108,3 +108,36 @@ def test_transformer_engine_attention_gives_the_pytorch_stack_the_megatron_stack
     assert switched["forward_s"] < plain["forward_s"]
     for stack in ("modern", "megatron_lm_2021"):
         assert _step(stack=stack, te_attention=True) == _step(stack=stack)
+
+
+def _activations(tp_overlap, stack="torch_native", precision="bf16", recompute="full"):
+    workload = Workload(**dict(LLAMA_8B, stack=stack, precision=precision, tp_comm_overlap=tp_overlap, gpu="h100_80gb"))
+    plan = Parallelism(tp=8, dp=8, zero=3, recompute=recompute, micro_batch=2, sequence_parallel=True)
+    return evaluate(workload, plan).activations_bytes
+
+
+@pytest.mark.parametrize("recompute", ("none", "selective", "full"))
+def test_eager_pytorch_tensor_parallelism_keeps_the_gathered_gemm_inputs(recompute):
+    """torchtitan's TP plan all-gathers the attention's and the MLP's input before
+    their column-parallel GEMMs, which save it whole (activations.gathered_input_bytes);
+    its asynchronous TP and Megatron keep the sequence shard."""
+    from lab_core.activations import gathered_input_bytes
+    s, b, h, t = LLAMA_8B["seq_len"], 2, LLAMA_8B["hidden"], 8
+    eager, fused = _activations(False, recompute=recompute), _activations(True, recompute=recompute)
+    # Under per-op selective checkpointing the gathers are not saved but replayed: the extra is the one
+    # layer rebuilt in the backward; full recompute likewise; without recompute every layer keeps it.
+    layers = 32 if recompute == "none" else 1
+    assert eager - fused == pytest.approx(layers * gathered_input_bytes(s, b, h, t, 2), rel=1e-9)
+    assert _activations(False, "modern", recompute=recompute) == _activations(True, "modern", recompute=recompute)
+    # torchao's float8 TP gathers FP8: half the bytes of the gathered copy.
+    fp8 = _activations(False, precision="fp8", recompute=recompute) - _activations(True, precision="fp8",
+                                                                                    recompute=recompute)
+    assert fp8 == pytest.approx(layers * gathered_input_bytes(s, b, h, t, 1), rel=1e-9)
+    assert 0.0 < fp8 < eager - fused
+
+
+def test_gathered_inputs_never_take_less_than_the_shard_they_replace():
+    from lab_core.activations import gathered_input_bytes
+    for t in (2, 4, 8):
+        for value_bytes in (1, 2):
+            assert gathered_input_bytes(4096, 1, 4096, t, value_bytes) >= 0.0
