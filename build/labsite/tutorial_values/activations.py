@@ -6,6 +6,7 @@ import math
 
 import lab_core
 from lab_core import activations, flops
+from lab_core.memory import WEIGHT_BYTES
 from lab_core.parallelism import RECOMPUTE_MODES
 from lab_core.planner import recommend
 
@@ -57,6 +58,10 @@ def _split_values(model):
         scores.append((total - flash) / GB)
         categories.append((key, {}))
     values["replicated"] = (10.0 * s * h, "bytes")
+    # PyTorch's eager TP keeps the all-gathered QKV and first-MLP inputs (activations.gathered_input_bytes).
+    gathered = activations.gathered_input_bytes(s, 1, h, t, WEIGHT_BYTES)
+    values["gathered_extra"] = (gathered, "bytes")
+    values["gathered_share"] = (gathered / values["layer_tp_sp"][0], "percent")
     values["flash_layer"] = (activations.per_layer_bytes(s, 1, h, a, t, True, "none", flash_attention=True), "bytes")
     values["saved_selective"] = (1.0 - values["layer_tp_sp_selective"][0] / values["layer_tp_sp"][0], "percent")
     values["reduction"] = (values["layer_tp"][0] / values["layer_tp_sp_selective"][0], "plain")
