@@ -41,7 +41,7 @@ def test_a_negative_value_is_out_of_range_not_not_a_number(sessions, lang, fragm
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", ["compiled_loss", "flash_attention"])
+@pytest.mark.parametrize("name", ["compiled_loss", "flash_attention", "te_attention"])
 def test_a_switch_given_neither_true_nor_false_names_both(sessions, lang, name):
     result = sessions[lang].evaluate(default_inputs(), {name: "maybe"})
     assert not result["ok"] and result["error"]["field"] == name
