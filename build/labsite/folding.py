@@ -14,7 +14,8 @@ from lab_view.chinese import CJK as _CJK, each_string, tighten
 
 # Full-width punctuation: after it a Chinese line never has a space.
 _FULL_WIDTH_PUNCT = "，。、；：？！（）“”‘’《》【】——…"
-_CJK_BREAK = re.compile(f"(?<=[{_CJK}])[ \t]*\n[ \t]*(?=[{_CJK}])|(?<=[{_CJK}]) (?=[{_CJK}])"
+# Line breaks only: the spaces between two CJK characters are lab_view.chinese.tighten's.
+_CJK_BREAK = re.compile(f"(?<=[{_CJK}])[ \t]*\n[ \t]*(?=[{_CJK}])"
                         # not before a line that starts a list item, table row, quote or heading
                         f"|(?<=[{_FULL_WIDTH_PUNCT}])[ \t]*\n[ \t]*(?![-+*] |\\d+\\. |[|>#])(?=\\S)")
 
@@ -34,4 +35,4 @@ def cjk_tidy(node):
     """Chinese Markdown prose: drop the spaces and line breaks between two CJK
     characters or after full-width punctuation (a browser would show them as
     spaces); dicts and lists recursed."""
-    return each_string(node, lambda text: _CJK_BREAK.sub("", text))
+    return each_string(tighten(node), lambda text: _CJK_BREAK.sub("", text))

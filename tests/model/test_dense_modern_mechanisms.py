@@ -5,6 +5,7 @@ behaviour a published run depends on, so a change that undoes it fails here."""
 import pytest
 
 from lab_core import GPU_PRESETS, Parallelism, Workload, evaluate
+from lab_core.activations import gathered_input_bytes
 from lab_core.context import context_for
 from lab_core.efficiency import layer_gemm_seconds
 
@@ -121,7 +122,6 @@ def test_eager_pytorch_tensor_parallelism_keeps_the_gathered_gemm_inputs(recompu
     """torchtitan's TP plan all-gathers the attention's and the MLP's input before
     their column-parallel GEMMs, which save it whole (activations.gathered_input_bytes);
     its asynchronous TP and Megatron keep the sequence shard."""
-    from lab_core.activations import gathered_input_bytes
     s, b, h, t = LLAMA_8B["seq_len"], 2, LLAMA_8B["hidden"], 8
     eager, fused = _activations(False, recompute=recompute), _activations(True, recompute=recompute)
     # Under per-op selective checkpointing the gathers are not saved but replayed: the extra is the one
@@ -137,7 +137,6 @@ def test_eager_pytorch_tensor_parallelism_keeps_the_gathered_gemm_inputs(recompu
 
 
 def test_gathered_inputs_never_take_less_than_the_shard_they_replace():
-    from lab_core.activations import gathered_input_bytes
     for t in (2, 4, 8):
         for value_bytes in (1, 2):
             assert gathered_input_bytes(4096, 1, 4096, t, value_bytes) >= 0.0

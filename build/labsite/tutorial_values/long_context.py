@@ -4,8 +4,7 @@ against its 8K stage, the load-balanced ring of Megatron-Core's context
 parallelism (ring attention, arXiv:2310.01889) and DeepSpeed-Ulysses'
 all-to-all (arXiv:2309.14509)."""
 import lab_core
-from lab_core import activations, flops
-from lab_core import calibration as cal
+from lab_core import activations, calibration as cal, flops
 from lab_core.comms import point_to_point_time
 from lab_core.context import context_for
 from lab_core.efficiency import attention_rate, gemm_efficiency
