@@ -460,7 +460,7 @@ def _live_grids(run, grids, choices):
                 # micro-batch size; the largest that fits and the bound over its rows come when
                 # the grid's turn comes (_by_floor).
                 ref = reference(grid)
-                live.append((ref.floor(ctx, grid, sizes[-1]), grid, None, (ref, None)))
+                live.append((_at_largest(run, grid, choices, ref, sizes), grid, None, (ref, None)))
             continue
         largest = _largest_micro_batch(run, grid, choices)
         if largest is None:
@@ -536,7 +536,7 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
                 floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
             elif rows is None:
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-                floor_s, level = reference.floor(ctx, grid, sizes[-1], "full"), _AT_LARGEST
+                floor_s, level = _at_largest(run, grid, choices, reference, sizes, "full"), _AT_LARGEST
             else:
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
         elif level == _AT_LARGEST:
@@ -544,7 +544,7 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
             # largest micro-batch that fits, at no recompute and any ZeRO stage; then by class of ZeRO stage.
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
-            floor_s, level = reference.least(ctx, grid, rows, recompute), _ROWS
+            floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
         else:
             floor_s, level = _grid_floor(run, grid, choices, reference, rows, recompute), _FINAL
         heapq.heappush(heap, (floor_s, grid, largest, (reference, rows) if reference is not None else None, level))
@@ -553,6 +553,43 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
 # _by_floor's kinds of floor, loosest first: the first pass's (second pass only); at the largest
 # micro-batch size; over the rows, any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's.
 _ANY_RECOMPUTE, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3
+
+
+def _least_recompute(run, grid, choices, recompute="none"):
+    """The recompute a SharedFloor bound of the grid may assume: "full" in the second pass or
+    when the least recompute that fits at the smallest micro-batch (the most sharded ZeRO
+    stage, the least interleaving: the least memory) is full, so every plan of the grid
+    recomputes fully (_row_modes: the least mode never falls as the micro-batch grows)."""
+    if recompute == "full" or choices.modes[0] == "full":
+        return "full"
+    if choices.modes[-1] != "full":
+        return recompute
+    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+    return "full" if sizes and _row_mode(run, grid, choices, sizes[0]) == "full" else recompute
+
+
+def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
+    """A grid's first floor: its busy time at its largest micro-batch size (below every
+    size's, SharedFloor.floor) times the least fill-and-drain bubble of any size, plus the
+    optimizer step; at full recompute when every plan of the grid needs it
+    (_least_recompute). The bubble, 1 + (p - 1) / (v m) at the most interleaving v of m
+    micro-batches (SharedFloor.least's factor), is least at the smallest size: there m is
+    the most, and every other m divides the replica's sequences, so when p divides none of
+    them no size interleaves, and when it divides them all the smallest allows every v.
+    The bubble is what sets a deep pipeline over a few sequences per replica apart, and
+    memory forces a large model to recompute, so both count before the largest micro-batch
+    that fits is searched for."""
+    ctx = run.ctx
+    recompute = _least_recompute(run, grid, choices, recompute)
+    with_optimizer = reference.floor(ctx, grid, sizes[-1], recompute)
+    if grid.pp == 1:
+        return with_optimizer
+    m = ctx.batch_sequences // grid.dp // sizes[0]
+    vs = choices.interleaves(grid, ctx.layers, m)
+    if not vs:
+        return with_optimizer
+    busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
+    return with_optimizer + busy * (grid.pp - 1.0) / (vs[-1] * m)
 
 
 def _first_level(shared):

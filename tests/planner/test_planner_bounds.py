@@ -70,6 +70,51 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
     assert shared.least(wctx, grid, row, zero3=par.zero == 3) <= step * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
+def test_first_grid_floor_never_exceeds_a_plan_that_fits(w, par):
+    """search._at_largest, the floor a grid waits with before any memory search: the busy time
+    at its largest size, the least bubble of any size, full recompute when the leanest plan of
+    the grid needs it; below every plan of the grid that fits (those are the candidates), and
+    in the second pass below every one that recomputes fully."""
+    from lab_core.planner import search
+
+    wctx = context_for(w)
+    grid = Grid.of(par)
+    run = search._Search(w, None)
+    report = evaluate(w, par)
+    if report.memory_bytes > run.usable:
+        return
+    choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
+    sizes = choices.micro_batches(wctx.batch_sequences // grid.dp)
+    shared = SharedFloor(wctx, grid)
+    assert search._at_largest(run, grid, choices, shared, sizes) <= report.step_s * (1 + 1e-12)
+    if par.recompute == "full":
+        assert search._at_largest(run, grid, choices, shared, sizes, "full") <= report.step_s * (1 + 1e-12)
+
+
+def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
+    """The first floor is not the bare busy time: a deep pipeline over few sequences per replica
+    pays its bubble, and a grid whose leanest plan must recompute fully pays the replay."""
+    from lab_core import Workload
+    from lab_core.planner import search
+
+    w = Workload(params=405e9, layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=79872,
+                 vocab=128256, gpu="h100_80gb", gpus=2048, seq_len=32768, global_batch_tokens=4194304)
+    run = search._Search(w, None)
+    ctx = run.ctx
+    choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
+    deep = Grid(2, 1, 64, 16, 1, 1, 1)
+    sizes = choices.micro_batches(ctx.batch_sequences // deep.dp)
+    shared = SharedFloor(ctx, deep)
+    busy = shared.floor(ctx, deep, sizes[-1], "none")
+    assert search._at_largest(run, deep, choices, shared, sizes) > 10 * busy
+    flat = Grid(8, 2, 1, 128, 1, 0, 0)
+    sizes = choices.micro_batches(ctx.batch_sequences // flat.dp)
+    shared = SharedFloor(ctx, flat)
+    assert search._least_recompute(run, flat, choices) == "full"
+    assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(ctx, flat, sizes[-1], "full")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
     """search._row_modes finds each recompute mode's last fitting micro-batch by a binary
