@@ -382,7 +382,7 @@ def _run(run, pins, hint=None):
     # so the chosen plan and the best are the first pass's.
     yield from _expand(run, _by_floor(run, ctx, live, choices), choices, len(grids), len(live))
     run.hunting_full = True
-    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full", _ANY_RECOMPUTE), choices,
+    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full"), choices,
                        len(grids), len(live))
     return len(grids), len(live), len(run.expanded)
 
@@ -390,7 +390,7 @@ def _run(run, pins, hint=None):
 def _full_floors(run, live):
     """The live grids of shapes that include full_3d, each with the tightest floor the first
     pass gave it (below full recompute's: _by_floor tightens it when its turn comes)."""
-    return [run.tightest[item[1]] for item in live if "full_3d" in shape_classes(item[1])]
+    return [run.tightest[item[1]] + (_ANY_RECOMPUTE,) for item in live if "full_3d" in shape_classes(item[1])]
 
 
 def _expand(run, items, choices, grids_count, live_count):
@@ -428,9 +428,9 @@ def _expand(run, items, choices, grids_count, live_count):
 
 
 def _live_grids(run, grids, choices):
-    """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None)] of the grids
-    some plan of which fits (their memory floors go to run.floors), in steps (one per
-    grid). A floor is below every plan of its grid; _by_floor orders and tightens them."""
+    """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None, kind of floor)] of
+    the grids some plan of which fits (their memory floors go to run.floors), in steps (one
+    per grid). A floor is below every plan of its grid; _by_floor orders and tightens them."""
     ctx, usable, floors = run.ctx, run.usable, run.floors
     live = []
     shared = {}
@@ -456,11 +456,11 @@ def _live_grids(run, grids, choices):
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             if sizes:
                 # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
-                # test), and b = 1 has v = 1: a row. The grid waits with its floor at its largest
-                # micro-batch size; the largest that fits and the bound over its rows come when
+                # test), and b = 1 has v = 1: a row. The grid waits with its sketch floor; its floor
+                # at its largest size, the largest that fits and the bound over its rows come when
                 # the grid's turn comes (_by_floor).
                 ref = reference(grid)
-                live.append((_at_largest(run, grid, choices, ref, sizes), grid, None, (ref, None)))
+                live.append((_sketch(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _SKETCH))
             continue
         largest = _largest_micro_batch(run, grid, choices)
         if largest is None:
@@ -469,9 +469,9 @@ def _live_grids(run, grids, choices):
             ref = reference(grid)
             rows = _interleave_rows(ctx, grid, choices, largest)
             if rows:
-                live.append((_grid_floor(run, grid, choices, ref, rows), grid, largest, (ref, rows)))
+                live.append((_grid_floor(run, grid, choices, ref, rows), grid, largest, (ref, rows), _FINAL))
         else:
-            live.append((run.bound(grid).floor(largest), grid, largest, None))
+            live.append((run.bound(grid).floor(largest), grid, largest, None, _FINAL))
     return live
 
 
@@ -485,14 +485,15 @@ def _worth_any_then_full(run, bound_goodput, stages, full_goodput, simplest):
     return len(rest) < len(stages) and run.worth_any(bound_goodput, ("full_3d",), full_goodput(), simplest)
 
 
-def _by_floor(run, ctx, live, choices, recompute="none", level=None):
-    """The live grids (floor, grid, largest, shared) in increasing order of their
-    floor (then grid), so later ones meet a strong incumbent; a grid whose floor
+def _by_floor(run, ctx, live, choices, recompute="none"):
+    """The live grids (floor, grid, largest, shared, kind of floor) in increasing order
+    of their floor (then grid), so later ones meet a strong incumbent; a grid whose floor
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
-    (bounds.SharedFloor) a grid comes with its floor at its largest micro-batch size
-    (largest None), which no row's bound is below (SharedFloor.floor: least at the
-    largest micro-batch, and the bubble only adds); then with the bound over its rows
+    (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
+    whole batch's size, times the least bubble); then with its floor at its largest
+    micro-batch size (largest None), which no row's bound is below (_at_largest:
+    SharedFloor.floor is least at the largest micro-batch); then with the bound over its rows
     up to the largest micro-batch that fits, at no recompute and any ZeRO stage
     (SharedFloor.least); then with the bound over those rows by class of ZeRO stage,
     each row at the least recompute that fits (_grid_floor). Each tighter bound is
@@ -504,8 +505,7 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
     each grid starting from the floor the first pass left it (level _ANY_RECOMPUTE,
     run.tightest); there one threshold holds for every grid, so the first grid ruled
     out ends the pass."""
-    heap = [(floor_s, grid, largest, shared, _first_level(shared) if level is None else level)
-            for floor_s, grid, largest, shared in live]
+    heap = list(live)
     heapq.heapify(heap)
     per_step = run.goodput_per_step
     while heap:
@@ -539,6 +539,9 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
                 floor_s, level = _at_largest(run, grid, choices, reference, sizes, "full"), _AT_LARGEST
             else:
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
+        elif level == _SKETCH:
+            sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+            floor_s, level = _at_largest(run, grid, choices, reference, sizes), _AT_LARGEST
         elif level == _AT_LARGEST:
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at no recompute and any ZeRO stage; then by class of ZeRO stage.
@@ -550,9 +553,9 @@ def _by_floor(run, ctx, live, choices, recompute="none", level=None):
         heapq.heappush(heap, (floor_s, grid, largest, (reference, rows) if reference is not None else None, level))
 
 
-# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); at the largest
-# micro-batch size; over the rows, any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's.
-_ANY_RECOMPUTE, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3
+# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch; at the
+# largest micro-batch size; over the rows, any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's.
+_ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
 
 
 def _least_recompute(run, grid, choices, recompute="none"):
@@ -569,32 +572,44 @@ def _least_recompute(run, grid, choices, recompute="none"):
 
 
 def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
-    """A grid's first floor: its busy time at its largest micro-batch size (below every
-    size's, SharedFloor.floor) times the least fill-and-drain bubble of any size, plus the
-    optimizer step; at full recompute when every plan of the grid needs it
-    (_least_recompute). The bubble, 1 + (p - 1) / (v m) at the most interleaving v of m
-    micro-batches (SharedFloor.least's factor), is least at the smallest size: there m is
-    the most, and every other m divides the replica's sequences, so when p divides none of
-    them no size interleaves, and when it divides them all the smallest allows every v.
-    The bubble is what sets a deep pipeline over a few sequences per replica apart, and
-    memory forces a large model to recompute, so both count before the largest micro-batch
-    that fits is searched for."""
+    """A grid's floor before its largest micro-batch that fits is searched for: its busy
+    time at its largest size (below every size's, SharedFloor.floor) times the least
+    bubble (_least_bubble), plus the optimizer step; at full recompute when every plan of
+    the grid needs it (_least_recompute). The bubble sets a deep pipeline over a few
+    sequences per replica apart, and memory forces a large model to recompute."""
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
     with_optimizer = reference.floor(ctx, grid, sizes[-1], recompute)
-    if grid.pp == 1:
-        return with_optimizer
-    m = ctx.batch_sequences // grid.dp // sizes[0]
-    vs = choices.interleaves(grid, ctx.layers, m)
-    if not vs:
+    bubble = _least_bubble(ctx, grid, choices, sizes)
+    if bubble == 1.0:
         return with_optimizer
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
-    return with_optimizer + busy * (grid.pp - 1.0) / (vs[-1] * m)
+    return with_optimizer + busy * (bubble - 1.0)
 
 
-def _first_level(shared):
-    """The kind of floor _live_grids gave a grid (a shared floor with no rows yet: at its largest size)."""
-    return _AT_LARGEST if shared is not None and shared[1] is None else _FINAL
+def _least_bubble(ctx, grid, choices, sizes):
+    """The least fill-and-drain factor of any micro-batch size of the grid,
+    1 + (p - 1) / (v m) at the most interleaving v of m micro-batches
+    (SharedFloor.least's factor). It is that of the smallest size: there m is
+    the most, and every other m divides the replica's sequences, so when p
+    divides none of them no size interleaves, and when it divides them all
+    the smallest allows every v."""
+    if grid.pp == 1:
+        return 1.0
+    m = ctx.batch_sequences // grid.dp // sizes[0]
+    vs = choices.interleaves(grid, ctx.layers, m)
+    return 1.0 + (grid.pp - 1.0) / (vs[-1] * m) if vs else 1.0
+
+
+def _sketch(ctx, grid, choices, reference, sizes):
+    """A grid's first floor, before anything of its own is computed: the busy time
+    with every GEMM, TP message and logit at the rate of the whole global batch in one
+    micro-batch (no grid's micro-batch is larger, and none runs them slower per
+    sequence; SharedFloor.floor, once per (tp, cp, ep)) and no per-micro-batch cost,
+    times the least bubble (_least_bubble). Most grids of a large GPU count wait here
+    until the incumbent rules them out."""
+    busy = reference.floor(ctx, grid, ctx.batch_sequences, "none", optimizer=False)
+    return busy * _least_bubble(ctx, grid, choices, sizes)
 
 
 def _interleave_rows(ctx, grid, choices, largest):
