@@ -129,15 +129,29 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
 
 def stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch):
     """(per layer, the stage's layers, working set) bytes of one micro-batch: the
-    parts of stage_activations that do not depend on the pipeline schedule (the
-    planner caches them per micro-batch size)."""
+    parts of stage_activations that do not depend on the pipeline schedule."""
+    kinds = layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batch, stage.moe > 0)
+    return stage_terms(stage, kinds)
+
+
+def layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batch, moe):
+    """((stored, working set) of a dense layer, the same of a mixture-of-experts
+    layer or None without `moe`) for one micro-batch: what stage_terms adds up
+    for a stage of any split (the planner caches them per micro-batch size)."""
     sp = sequence_parallel and tp > 1
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
-    b = micro_batch
-    per_layer, working = layer_activations(ctx, tokens, b, tp, sp, recompute, ctx.ffn_hidden)
+    dense = layer_activations(ctx, tokens, micro_batch, tp, sp, recompute, ctx.ffn_hidden)
+    if not moe:
+        return dense, None
+    return dense, moe_layer_activations(ctx, tokens, micro_batch, tp, sp, recompute)
+
+
+def stage_terms(stage, kinds):
+    """stage_activation_terms of a stage from its layer_kind_activations."""
+    (per_layer, working), moe = kinds
     layers = stage.dense * per_layer
     if stage.moe:
-        moe_layer, moe_working = moe_layer_activations(ctx, tokens, b, tp, sp, recompute)
+        moe_layer, moe_working = moe
         layers += stage.moe * moe_layer
         per_layer, working = max(per_layer, moe_layer), max(working, moe_working)
     return per_layer, layers, working

@@ -1,16 +1,17 @@
 """Per-GPU memory of plans, with the repeated parts computed once.
 
 The numbers are lab_core.gpu_memory's (stages, stage_params, state_parts,
-stage_activation_terms and stage_activation_total: the functions
+layer_kind_activations, stage_terms and stage_activation_total: the functions
 memory_of() composes), so they equal evaluate()'s memory_bytes exactly. What
 the planner asks for repeats: the training state of a stage depends only on
-tp, pp, the split, ep, the ranks and ZeRO; a stage's activation terms only
-on tp, cp, its layers, recompute, sequence parallelism and the micro-batch.
+tp, pp, the split, ep, the ranks and ZeRO; a layer's activations only on
+tp, cp, recompute, sequence parallelism and the micro-batch (a stage adds up
+its dense and expert layers).
 Memory also does not depend on the GPU count, the fabric, the GPU preset or
 the checkpoint interval, so one table serves every slider move that keeps
 the model, the sequence and the batch (table_for caches a few).
 """
-from ..gpu_memory import stage_activation_terms, stage_activation_total, stage_params, stages, state_parts
+from ..gpu_memory import layer_kind_activations, stage_activation_total, stage_params, stage_terms, stages, state_parts
 
 _TABLES = {}
 _TABLES_KEPT = 8
@@ -122,13 +123,13 @@ class MemoryTable:
         ctx = self.ctx
         micro_batches = ctx.batch_sequences // grid.dp // micro_batch
         out = []
+        key = (grid.tp, grid.cp, recompute, sequence_parallel, micro_batch)
+        kinds = self._terms.get(key)
+        if kinds is None:
+            kinds = self._terms[key] = layer_kind_activations(ctx, grid.tp, grid.cp, recompute, sequence_parallel,
+                                                              micro_batch, ctx.shape.experts is not None)
+            self._room()
         for stage in self.kinds(grid):
-            key = (grid.tp, grid.cp, stage.dense, stage.moe, recompute, sequence_parallel, micro_batch)
-            terms = self._terms.get(key)
-            if terms is None:
-                terms = self._terms[key] = stage_activation_terms(ctx, grid.tp, grid.cp, stage, recompute,
-                                                                  sequence_parallel, micro_batch)
-                self._room()
-            out.append(stage_activation_total(ctx, grid.tp, grid.cp, grid.pp, stage, terms, micro_batch,
-                                              micro_batches, interleave))
+            out.append(stage_activation_total(ctx, grid.tp, grid.cp, grid.pp, stage, stage_terms(stage, kinds),
+                                              micro_batch, micro_batches, interleave))
         return tuple(out)
