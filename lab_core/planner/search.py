@@ -494,8 +494,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     whole batch's size, times the least bubble); then with its floor at its largest
     micro-batch size (largest None), which no row's bound is below (_at_largest:
     SharedFloor.floor is least at the largest micro-batch); then with the bound over its rows
-    up to the largest micro-batch that fits, at no recompute and any ZeRO stage
-    (SharedFloor.least); then with the bound over those rows by class of ZeRO stage,
+    up to the largest micro-batch that fits, at the least recompute every plan of it needs
+    (_least_recompute) and any ZeRO stage (SharedFloor.least); then with the bound over those rows by class of ZeRO stage,
     each row at the least recompute that fits (_grid_floor). Each tighter bound is
     computed when that grid comes first, and the grid goes back in its place. So the
     order is that of the tightest bounds, and a grid that a looser floor already rules
@@ -544,7 +544,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             floor_s, level = _at_largest(run, grid, choices, reference, sizes), _AT_LARGEST
         elif level == _AT_LARGEST:
             # From its floor at its largest micro-batch size to its bound over the rows up to the
-            # largest micro-batch that fits, at no recompute and any ZeRO stage; then by class of ZeRO stage.
+            # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
+            # ZeRO stage; then by class of ZeRO stage.
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
             floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
@@ -590,10 +591,10 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
 def _least_bubble(ctx, grid, choices, sizes):
     """The least fill-and-drain factor of any micro-batch size of the grid,
     1 + (p - 1) / (v m) at the most interleaving v of m micro-batches
-    (SharedFloor.least's factor). It is that of the smallest size: there m is
-    the most, and every other m divides the replica's sequences, so when p
-    divides none of them no size interleaves, and when it divides them all
-    the smallest allows every v."""
+    (SharedFloor.least's factor). It is that of the smallest size: its m is the
+    most and every other size's m divides it, so if p divides any m it divides
+    that one, which then allows every interleaving any size does (the divisors
+    of a stage's layers)."""
     if grid.pp == 1:
         return 1.0
     m = ctx.batch_sequences // grid.dp // sizes[0]
