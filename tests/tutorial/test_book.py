@@ -10,11 +10,18 @@ import re
 import pytest
 import yaml
 
+import lab_core
+from lab_core.context import context_for
+from lab_core.planner import recommend
+from lab_core.planner.search import recompute_modes
+from lab_core.planner.space import divisors, space_for
 from labsite import book_stats
 from labsite.catalog import load_catalogs
 from labsite.pages.tutorial import chapter_context, chapter_refs, load_chapters
+from labsite.reference import gpt3_workload
 from labsite.tutorial import REF_PREFIX, TUTORIAL_DIR, hand_typed_numbers, placeholders
 from labsite.tutorial_values import chapter_data
+from labsite.tutorial_values.common import GPT3_GPUS
 
 MIN_ENGLISH_WORDS = 1500
 MIN_CHINESE_CHARACTERS = 2400
@@ -216,3 +223,25 @@ def test_chinese_keeps_a_space_between_a_number_and_an_english_word(chapter):
             if name in numbers:
                 found.append(m.group(0))
     assert not found, found[:5]
+
+
+def test_three_d_search_counts_are_the_planners_space_and_search():
+    """The planner paragraph of the 3D chapter: its plan count is every grid x ZeRO stage x
+    recompute mode the search tries x micro-batch x interleaving, counted here by listing
+    them; its layouts and evaluated plans are the search's own."""
+    values = chapter_data("three_d").values
+    w = lab_core.Workload(**gpt3_workload(gpus=GPT3_GPUS))
+    ctx = context_for(w)
+    modes = recompute_modes(ctx.flash, ctx.per_op_selective)
+    grids = space_for(w).layouts(w.gpus)
+    plans = []
+    for grid in grids:
+        replica = ctx.batch_sequences // grid.dp
+        for b in divisors(replica):
+            m = replica // b
+            vs = divisors(grid.interleave_layers(ctx.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
+            plans += [(grid, b, v, z, r) for v in vs for z in ((0, 1, 2, 3) if grid.shards else (0,)) for r in modes]
+    plan = recommend(w)
+    assert values["search_space"][0] == len(plans)
+    assert values["search_layouts"][0] == plan.search["layouts"] == len(grids)
+    assert 0 < values["search_evaluated"][0] == plan.search["plans_evaluated"] < len(plans) / 20

@@ -3,8 +3,12 @@
 of each dimension, and the published runs that add context and expert
 parallelism (scenarios/llama3-405b*.yaml, deepseek-v3.yaml)."""
 import lab_core
+from lab_core.context import context_for
 from lab_core.hardware import DEFAULT_GPU, GPU_PRESETS
 from lab_core.planner import recommend
+from lab_core.planner.assumptions import TIE_TOLERANCE
+from lab_core.planner.search import Choices
+from lab_core.planner.space import space_for
 
 from ..reference import gpt3_workload
 from ..scenarios import load_scenario
@@ -97,7 +101,25 @@ def _plan_values(w, plan, hand):
     values["plan_verdict"] = branch(pr.step_s < hand[best].step_s, "faster", "not_faster")
     values["tokens"] = (w.training_tokens, "scaled")
     values["alternatives"] = (len(plan.alternatives), "count")
+    values["search_layouts"] = (plan.search["layouts"], "count")
+    values["search_space"] = (_space_size(lab_core.Workload(**dict(w.to_dict(), gpus=plan.gpus_used))), "count")
+    values["search_evaluated"] = (plan.search["plans_evaluated"], "count")
+    values["tie"] = (TIE_TOLERANCE, "percent")
     return values
+
+
+def _space_size(w):
+    """Plans in the planner's space for the workload: every grid's ZeRO stages x recompute
+    modes x (micro-batch, interleaving) pairs, as the search's own Choices name them
+    (what an exhaustive search would evaluate)."""
+    ctx = context_for(w)
+    choices = Choices(ctx.flash, None, ctx.per_op_selective)
+    total = 0
+    for grid in space_for(w).layouts(w.gpus):
+        replica = ctx.batch_sequences // grid.dp
+        rows = sum(len(choices.interleaves(grid, ctx.layers, replica // b)) for b in choices.micro_batches(replica))
+        total += len(choices.zeros(grid)) * len(choices.modes) * rows
+    return total
 
 
 def _budget_values(plan):
