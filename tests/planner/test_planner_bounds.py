@@ -5,8 +5,9 @@ import random
 
 import pytest
 
-from lab_core import Parallelism, evaluate
+from lab_core import Parallelism, Workload, evaluate
 from lab_core.context import context_for
+from lab_core.planner import search
 from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies
 from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
@@ -71,22 +72,22 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
 
 
 @pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
-def test_first_grid_floor_never_exceeds_a_plan_that_fits(w, par):
-    """search._at_largest, the floor a grid waits with before any memory search: the busy time
-    at its largest size, the least bubble of any size, full recompute when the leanest plan of
-    the grid needs it; below every plan of the grid that fits (those are the candidates), and
-    in the second pass below every one that recomputes fully."""
-    from lab_core.planner import search
-
+def test_first_grid_floors_never_exceed_evaluate(w, par):
+    """The floors a grid waits with before any memory search (search.py): the sketch (every
+    rate at the whole batch's size, the least bubble) below every plan of the grid; the floor
+    at its largest size (its busy time there, the least bubble, full recompute when the
+    leanest plan of the grid needs it) below every plan of the grid that fits (the
+    candidates), and in the second pass below every one that recomputes fully."""
     wctx = context_for(w)
     grid = Grid.of(par)
     run = search._Search(w, None)
     report = evaluate(w, par)
-    if report.memory_bytes > run.usable:
-        return
     choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
     sizes = choices.micro_batches(wctx.batch_sequences // grid.dp)
     shared = SharedFloor(wctx, grid)
+    assert search._sketch(wctx, grid, choices, shared, sizes) <= report.step_s * (1 + 1e-12)
+    if report.memory_bytes > run.usable:
+        return
     assert search._at_largest(run, grid, choices, shared, sizes) <= report.step_s * (1 + 1e-12)
     if par.recompute == "full":
         assert search._at_largest(run, grid, choices, shared, sizes, "full") <= report.step_s * (1 + 1e-12)
@@ -95,9 +96,6 @@ def test_first_grid_floor_never_exceeds_a_plan_that_fits(w, par):
 def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
     """The first floor is not the bare busy time: a deep pipeline over few sequences per replica
     pays its bubble, and a grid whose leanest plan must recompute fully pays the replay."""
-    from lab_core import Workload
-    from lab_core.planner import search
-
     w = Workload(params=405e9, layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=79872,
                  vocab=128256, gpu="h100_80gb", gpus=2048, seq_len=32768, global_batch_tokens=4194304)
     run = search._Search(w, None)
@@ -119,8 +117,6 @@ def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
 def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
     """search._row_modes finds each recompute mode's last fitting micro-batch by a binary
     search (memory grows with the micro-batch): the same modes as asking each size."""
-    from lab_core.planner import search
-
     rng = random.Random(seed)
     checked = 0
     while checked < 40:
