@@ -122,14 +122,12 @@ class MemoryTable:
     def _activations(self, grid, recompute, micro_batch, interleave, sequence_parallel):
         ctx = self.ctx
         micro_batches = ctx.batch_sequences // grid.dp // micro_batch
-        out = []
-        key = (grid.tp, grid.cp, recompute, sequence_parallel, micro_batch)
+        tp, cp, pp = grid.tp, grid.cp, grid.pp
+        key = (tp, cp, recompute, sequence_parallel, micro_batch)
         kinds = self._terms.get(key)
         if kinds is None:
-            kinds = self._terms[key] = layer_kind_activations(ctx, grid.tp, grid.cp, recompute, sequence_parallel,
+            kinds = self._terms[key] = layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel,
                                                               micro_batch, ctx.shape.experts is not None)
             self._room()
-        for stage in self.kinds(grid):
-            out.append(stage_activation_total(ctx, grid.tp, grid.cp, grid.pp, stage, stage_terms(stage, kinds),
-                                              micro_batch, micro_batches, interleave))
-        return tuple(out)
+        return tuple([stage_activation_total(ctx, tp, cp, pp, stage, stage_terms(stage, kinds), micro_batch,
+                                             micro_batches, interleave) for stage in self.kinds(grid)])
