@@ -538,7 +538,7 @@ class SharedFloor:
             compute = logits if output else 0.0
             stage_busy = m * (n_dense + n_moe) * overhead
             # Unrolled over the two kinds of layer: a per-stage tuple to loop over costs Pyodide
-            # about 3% of the heaviest searches.
+            # 2-3% of the heaviest searches.
             if n_dense:
                 compute += n_dense * dense[0]
                 stage_busy += n_dense * (sequences * dense[1] + m * dense[2])
