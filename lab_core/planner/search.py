@@ -493,9 +493,10 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
     whole batch's size, times the least bubble); then with its floor at its largest
     micro-batch size (largest None), which no row's bound is below (_at_largest:
-    SharedFloor.floor is least at the largest micro-batch); then with the bound over its rows
-    up to the largest micro-batch that fits, at the least recompute every plan of it needs
-    (_least_recompute) and any ZeRO stage (SharedFloor.least); then with the bound over those rows by class of ZeRO stage,
+    SharedFloor.floor is least at the largest micro-batch); then with the bound over its
+    rows up to the largest micro-batch that fits, at the least recompute every plan of it
+    needs (_least_recompute) and any ZeRO stage (SharedFloor.least); then with the bound
+    over those rows by class of ZeRO stage,
     each row at the least recompute that fits (_grid_floor). Each tighter bound is
     computed when that grid comes first, and the grid goes back in its place. So the
     order is that of the tightest bounds, and a grid that a looser floor already rules
@@ -555,7 +556,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
 
 
 # _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch; at the
-# largest micro-batch size; over the rows, any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's.
+# largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
+# of ZeRO stage (_grid_floor), or StepBound's.
 _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
 
 
@@ -580,12 +582,8 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     sequences per replica apart, and memory forces a large model to recompute."""
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
-    with_optimizer = reference.floor(ctx, grid, sizes[-1], recompute)
-    bubble = _least_bubble(ctx, grid, choices, sizes)
-    if bubble == 1.0:
-        return with_optimizer
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
-    return with_optimizer + busy * (bubble - 1.0)
+    return reference.floor(ctx, grid, sizes[-1], recompute) + busy * (_least_bubble(ctx, grid, choices, sizes) - 1.0)
 
 
 def _least_bubble(ctx, grid, choices, sizes):
