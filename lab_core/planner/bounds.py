@@ -522,9 +522,11 @@ class SharedFloor:
         return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
 
     def _busy(self, ctx, grid, b, recompute):
-        """floor()'s busy time: the most of any stage's at micro-batch b."""
+        """floor()'s busy time: the most of any stage's at micro-batch b. A b above the
+        replica's sequences (search._sketch's whole batch) counts the fraction of a
+        micro-batch they are."""
         sequences = ctx.batch_sequences // grid.dp
-        m = sequences // b
+        m = sequences / b
         (dense, moe), logits = self._parts(ctx, grid, b, recompute)
         overhead = 2.0 * cal.LAYER_PASS_OVERHEAD_S
         if recompute == "full":

@@ -602,11 +602,14 @@ def _least_bubble(ctx, grid, choices, sizes):
 
 def _sketch(ctx, grid, choices, reference, sizes):
     """A grid's first floor, before anything of its own is computed: the busy time
-    with every GEMM, TP message and logit at the rate of the whole global batch in one
-    micro-batch (no grid's micro-batch is larger, and none runs them slower per
-    sequence; SharedFloor.floor, once per (tp, cp, ep)) and no per-micro-batch cost,
-    times the least bubble (_least_bubble). Most grids of a large GPU count wait here
-    until the incumbent rules them out."""
+    with every GEMM, TP message, logit and exchange at the rate of the whole global
+    batch in one micro-batch (no grid's micro-batch is larger, and none runs them
+    slower per sequence; SharedFloor.floor, once per (tp, cp, ep)), times the least
+    bubble (_least_bubble). Its per-micro-batch costs (pass overheads, the
+    context-parallel and expert exchanges) count R / B micro-batches, R of the
+    replica's B sequences: a fraction of one, below the whole replica batch's cost
+    (an exchange's seconds per sequence never rise with the micro-batch). Most grids
+    of a large GPU count wait here until the incumbent rules them out."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, "none", optimizer=False)
     return busy * _least_bubble(ctx, grid, choices, sizes)
 

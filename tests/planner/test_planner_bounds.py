@@ -113,6 +113,23 @@ def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
     assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(ctx, flat, sizes[-1], "full")
 
 
+def test_sketch_counts_the_context_parallel_exchange():
+    """The sketch counts a replica's share of the per-micro-batch exchange: for 32-way context
+    parallelism at 8K tokens (256 tokens per GPU, the ring's sends exposed) it is within 10% of
+    the floor at the grid's own largest micro-batch (without the exchange it was a fifth of it)."""
+    w = Workload(params=405e9, gpus=16384, gpu="h100_80gb", seq_len=8192, global_batch_tokens=16777216,
+                 inter_node_gbps=400)
+    run = search._Search(w, None)
+    ctx = run.ctx
+    choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
+    grid = Grid(1, 32, 16, 32, 1, 0, 0)
+    sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
+    shared = SharedFloor(ctx, grid)
+    assert search._least_recompute(run, grid, choices) == "none"
+    sketch = search._sketch(ctx, grid, choices, shared, sizes)
+    assert 0.9 * search._at_largest(run, grid, choices, shared, sizes) < sketch
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
     """search._row_modes finds each recompute mode's last fitting micro-batch by a binary
