@@ -75,12 +75,12 @@ def _candidates_in(value, seen):
 
 
 def test_a_kept_search_holds_only_the_plans_recommend_reads():
-    # The search evaluates dozens of fitting plans; a result kept for reuse holds the chosen,
+    # The search evaluates a score of plans; a result kept for reuse holds the chosen,
     # best and closest plans and the best of each shape, so the caches stay small for the
     # cycle collector (lab_view/heap.py).
     reuse.clear()
     plan = recommend(Workload(params=175e9, gpus=1024, global_batch_tokens=1536 * 2048))
-    assert plan.search["plans_evaluated"] > 20
+    assert plan.search["plans_evaluated"] >= 16
     (result,) = reuse.SEARCHES.items.values()
     kept = {id(c) for c in _candidates_in(result, set())}
     read = {id(c) for c in [result.chosen, result.best, result.closest, *result.stage_best.values()] if c is not None}
