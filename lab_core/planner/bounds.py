@@ -123,12 +123,12 @@ def _sync_floor(ctx, grid):
     (sync.modern_sync: exposed + C (total - exposed) >= C total), and no ZeRO
     stage moves less than the least of ZeRO-1's traffic and ZeRO-3's at one
     micro-batch (_sync_parts). 0 on the 2021 stack, which charges no contention."""
-    below, zero3 = _sync_parts(ctx, grid)
-    return cal.COMM_CONTENTION * (zero3 if zero3 is not None and zero3 < below else below)
+    below, fsdp = _sync_parts(ctx, grid)
+    return cal.COMM_CONTENTION * (fsdp.total if fsdp is not None and fsdp.total < below else below)
 
 
 def _sync_parts(ctx, grid):
-    """(seconds of ZeRO-1's sync traffic, seconds of ZeRO-3's per micro-batch or None),
+    """(seconds of ZeRO-1's sync traffic, ZeRO-3's per micro-batch as an _Fsdp or None),
     the least traffic of the grid's plans below ZeRO-3 and at it, on the modern stack
     (0 and None on the 2021 stack). ZeRO-0's all-reduce and ZeRO-2 move at least
     ZeRO-1's traffic (ZeRO-0 when the grid has no ranks to shard over), computed by
@@ -145,7 +145,7 @@ def _sync_parts_at(ctx, grid):
                         _sync_params(ctx, grid)).dp_total
     if not (grid.shards and grid.dp * grid.cp > 1):
         return below, None
-    return below, _Fsdp(ctx, grid).total
+    return below, _Fsdp(ctx, grid)
 
 
 def _stage_layers(grid, layers, kind):
@@ -413,6 +413,33 @@ class _LayerFloor:
                    if grid.cp > 1 and kind.cp_total > 0.0 else None)
 
 
+def _with_window(busy, bubble, traffic, room):
+    """The least over busy times B >= busy of B x bubble plus the sync beyond its
+    window on the modern stack (sync.modern_sync; StepBound._g): (1 - C) of
+    `traffic` less B x room, the compute of one micro-batch (widened by an
+    interleaved last group; twice with experts, whose sync has the same windows)
+    that hides it. Piecewise linear and convex in B: least at `busy` or where the
+    window swallows the traffic. The C x traffic every plan pays is the caller's."""
+    exposed = traffic - busy * room
+    step = busy * bubble + ((1.0 - cal.COMM_CONTENTION) * exposed if exposed > 0.0 else 0.0)
+    swallowed = traffic / room
+    if swallowed > busy and swallowed * bubble < step:
+        return swallowed * bubble
+    return step
+
+
+def _with_fsdp(busy, bubble, m, fsdp):
+    """The least over busy times B >= busy of B x bubble plus ZeRO-3's exposed and
+    contended seconds at B (_Fsdp.seconds): at `busy` or at a break point above it."""
+    best = busy * bubble + fsdp.seconds(busy, m)
+    for point in fsdp.break_points(m):
+        if point > busy:
+            step = point * bubble + fsdp.seconds(point, m)
+            if step < best:
+                best = step
+    return best
+
+
 class SharedFloor:
     """A lower bound on the step of every plan of every grid with one tp, cp
     and ep, with flash attention (shared_floor_applies).
@@ -479,16 +506,22 @@ class SharedFloor:
         least exposed sync. A row (b, v, mode) bounds plans that recompute at
         least `mode` (floor() never falls with more recompute). zero3: the rows
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
-        _sync_parts) or only below it (False), else every ZeRO stage (_sync_floor)."""
+        _sync_parts) or only below it (False), else every ZeRO stage (_sync_floor).
+        With a class of ZeRO stage on the modern stack a row also pays the sync
+        its windows cannot hold (_with_window, _with_fsdp), as StepBound does."""
         best = None
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
+        traffic, fsdp = 0.0, None
         if zero3 is None:
             sync, per_micro_batch = _sync_floor(ctx, grid), 0.0
         else:
-            below, unit = _sync_parts(ctx, grid)
-            per_micro_batch = cal.COMM_CONTENTION * unit if zero3 and unit is not None else 0.0
-            sync = cal.COMM_CONTENTION * below if not per_micro_batch else 0.0
+            below, fsdp = _sync_parts(ctx, grid)
+            if zero3 and fsdp is not None:
+                per_micro_batch, sync = cal.COMM_CONTENTION * fsdp.total, 0.0
+            else:
+                fsdp, per_micro_batch, sync = None, 0.0, cal.COMM_CONTENTION * below
+                traffic = below if zero3 is False else 0.0
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
@@ -500,12 +533,20 @@ class SharedFloor:
             bubble = 1.0 + drain / (row[1] * m)
             order.append((busy_floor * bubble + per_micro_batch * m, bubble, -row[0], row))
         order.sort()
+        windows = 2.0 if ctx.shape.experts is not None else 1.0
         for lower, bubble, _, row in order:
             if best is not None and lower >= best:
                 break
-            b = row[0]
+            b, v = row[0], row[1]
+            m = sequences // b
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
-            step = self.floor(ctx, grid, b, mode, optimizer=False) * bubble + per_micro_batch * (sequences // b)
+            busy = self.floor(ctx, grid, b, mode, optimizer=False)
+            if fsdp is not None:
+                step = _with_fsdp(busy, bubble, m, fsdp)
+            elif traffic:
+                step = _with_window(busy, bubble, traffic, windows * (1.0 + (v - 1.0) / v * drain) / m)
+            else:
+                step = busy * bubble + per_micro_batch * m
             if best is None or step < best:
                 best = step
         return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + sync

@@ -149,3 +149,36 @@ def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
             expected = [search._least_mode(run, grid, choices, state, b, 1) for b in sizes]
             assert search._row_modes(run, grid, choices, sizes) == expected
             checked += 1
+
+
+SLOW_FABRIC = Workload(params=645e6, gpus=4096, gpu="h200_141gb", seq_len=8192, global_batch_tokens=67108864,
+                       inter_node_gbps=27.4)
+
+
+def _slow_fabric_rows():
+    """Plans of a small model on a slow fabric, where the gradient sync outlasts a micro-batch's compute."""
+    wctx = context_for(SLOW_FABRIC)
+    out = []
+    for grid in space_for(SLOW_FABRIC).layouts(SLOW_FABRIC.gpus)[::3]:
+        replica = wctx.batch_sequences // grid.dp
+        for zero in (1, 3):
+            for b in sorted({1, replica}):
+                out.append((grid, Parallelism(zero=zero, recompute="none", sequence_parallel=grid.tp > 1, micro_batch=b,
+                                              interleave=1, **grid.parallelism_fields())))
+    return wctx, out
+
+
+def test_shared_floor_by_zero_class_counts_the_sync_its_windows_cannot_hold():
+    """SharedFloor.least by class of ZeRO stage adds what the modern stack's windows leave
+    exposed (the compute of one micro-batch hides the sync): still below evaluate() for ZeRO-1
+    and ZeRO-3 plans, and for some of them well above the floor that counts only the
+    contention share of the sync (the bound used to rule out none of these grids)."""
+    wctx, plans = _slow_fabric_rows()
+    tighter = 0
+    for grid, par in plans:
+        shared = SharedFloor(wctx, grid)
+        step = evaluate(SLOW_FABRIC, par).step_s
+        bound = shared.least(wctx, grid, [(par.micro_batch, 1)], zero3=par.zero == 3)
+        assert bound <= step * (1 + 1e-12)
+        tighter += bound > 1.2 * shared.least(wctx, grid, [(par.micro_batch, 1)])
+    assert len(plans) >= 40 and tighter >= len(plans) // 4
