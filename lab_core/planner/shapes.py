@@ -28,16 +28,22 @@ def needs_full(run, grid, choices, state, b, v):
 
 
 def possible_classes(run, grid, choices, largest):
-    """shape_classes less full_3d when no plan of the grid can need full recompute.
-    Why the test covers every plan: memory grows with the micro-batch (up to
+    """shape_classes less full_3d when no plan of the grid can need full recompute,
+    and less tensor_pipeline when every plan of it does.
+    Why the tests cover every plan: memory grows with the micro-batch (up to
     `largest`), falls with the ZeRO stage (the lowest one, zeros[0], holds the
     most state), and the interleaved schedule's in-flight activations,
     1 + (p - 1) / (p v) times (activations.interleave_multiplier), are largest
-    at v = 2; so if the mode before "full" fits there, it fits for every plan."""
+    at v = 2 and least without interleaving; so if the mode before "full" fits
+    there, it fits for every plan, and if it overflows the leanest plan (the
+    most sharded stage, the smallest micro-batch, no interleaving), every plan."""
     classes = shape_classes(grid)
     if "full_3d" not in classes:
         return classes
     zeros = choices.zeros(grid)
+    smallest = choices.micro_batches(run.ctx.batch_sequences // grid.dp)[0]
+    if needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[-1]), smallest, choices.interleave or 1):
+        return ("full_3d",)
     v = choices.interleave or (2 if grid.pp > 1 else 1)
     if needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[0]), largest, v):
         return classes

@@ -1,0 +1,54 @@
+"""shapes.possible_classes: the shapes a grid's plans can have, which the search uses to
+skip a grid that cannot beat a shape's best. Checked against the memory of every plan of
+the grid (bounds.plan_memory, evaluate()'s figure exactly; test_planner_bounds.py)."""
+import random
+
+import pytest
+
+from lab_core.planner import search
+from lab_core.planner.bounds import plan_memory
+from lab_core.planner.shapes import possible_classes
+from lab_core.planner.space import space_for
+from planner_random import random_workload
+
+
+def _least_modes(run, grid, choices):
+    """The least recompute mode that fits of every plan of the grid (the search evaluates no other)."""
+    ctx = run.ctx
+    replica = ctx.batch_sequences // grid.dp
+    out = []
+    for b in choices.micro_batches(replica):
+        for v in choices.interleaves(grid, ctx.layers, replica // b):
+            for zero in choices.zeros(grid):
+                for mode in choices.modes:
+                    if plan_memory(ctx, grid, zero, mode, b, v, choices.sp(grid)) <= run.usable:
+                        out.append(mode)
+                        break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_possible_classes_hold_every_plan_of_the_grid(seed):
+    """A grid classed full_3d only has no plan that fits without full recompute; one classed
+    tensor_pipeline only has none that needs it; both kinds occur."""
+    rng = random.Random(seed)
+    seen = {"full_only": 0, "split_only": 0}
+    checked = 0
+    while checked < 400:
+        w, _ = random_workload(rng, [8, 16, 64, 128, 512], long_share=0.5)
+        run = search._Search(w, None)
+        choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+        for grid in space_for(w).layouts(w.gpus)[:10]:
+            largest = search._largest_micro_batch(run, grid, choices)
+            if largest is None or grid.tp * grid.cp * grid.pp * grid.ep == 1:
+                continue
+            classes = possible_classes(run, grid, choices, largest)
+            modes = _least_modes(run, grid, choices)
+            if classes == ("full_3d",):
+                assert set(modes) == {"full"}
+                seen["full_only"] += 1
+            elif classes == ("tensor_pipeline",):
+                assert "full" not in modes
+                seen["split_only"] += 1
+            checked += 1
+    assert seen["full_only"] >= 5 and seen["split_only"] >= 5, seen
