@@ -848,11 +848,12 @@ def _search_layout(run, lay, choices):
         may_be_full_b = "full_3d" in stages
         if not row_worth(row_bound, b, row_mode, stages):
             continue
-        if run.hunting_full and len(vs) > 1:
-            # Only full_3d's best is sought (no tie band, where the simpler, less interleaved plan
-            # would win a tie): the interleavings by their full-recompute bound, least first, so the
-            # first plan found is most often the row's best and the rest fall to it.
-            vs = sorted(vs, key=lambda v: (bound.step(b, v, choices.zero, "full", sp_bound), v))
+        if len(vs) > 1:
+            # The interleavings by their bound (full recompute's when only full_3d's best is
+            # sought), least first: the first plan found is most often the row's best, and the
+            # rest fall to it unless they are in its tie band (where a less interleaved plan is simpler).
+            mode_v = "full" if run.hunting_full else row_mode
+            vs = sorted(vs, key=lambda v: (bound.step(b, v, choices.zero, mode_v, sp_bound), v))
         for v in vs:
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
