@@ -845,6 +845,7 @@ def _search_layout(run, lay, choices):
     modes = choices.modes
     replica = t * c * p * e == 1
     may_be_full = "full_3d" in lay.stages
+    hunting_full = run.hunting_full
     v_most = choices.interleave or (2 if p > 1 else 1)
     def row_stages(b):
         # As possible_classes, at this micro-batch.
@@ -852,8 +853,8 @@ def _search_layout(run, lay, choices):
             else ("tensor_pipeline",)
 
     def row_worth(row_bound, b, row_mode, stages):
-        # Only full_3d plans need the full-recompute bound (worth_any).
-        full = bound.floor(b, "full") if "full_3d" in stages else row_bound
+        # Only full_3d plans need the full-recompute bound, and only the second pass asks for it (worth_any).
+        full = bound.floor(b, "full") if hunting_full and "full_3d" in stages else row_bound
         return run.worth_any(goodput_per_step / row_bound, stages,
                              goodput_per_step / (full if full > row_bound else row_bound),
                              _simplest(grid, choices, choices.interleave or 1, row_mode))
@@ -862,19 +863,19 @@ def _search_layout(run, lay, choices):
     for row_bound, b, vs, row_mode in lay.rows_in_order(lambda floor_s, b, mode: row_worth(floor_s, b, mode,
                                                                                            row_stages(b))):
         stages = row_stages(b)
-        may_be_full_b = "full_3d" in stages
+        full_bound_b = hunting_full and "full_3d" in stages
         if not row_worth(row_bound, b, row_mode, stages):
             continue
         if len(vs) > 1:
             # The interleavings by their bound (full recompute's when only full_3d's best is
             # sought), least first: the first plan found is most often the row's best, and the
             # rest fall to it unless they are in its tie band (where a less interleaved plan is simpler).
-            mode_v = "full" if run.hunting_full else row_mode
+            mode_v = "full" if hunting_full else row_mode
             vs = sorted(vs, key=lambda v: (bound.step(b, v, choices.zero, mode_v, sp_bound), v))
         for v in vs:
             # The bound of the fastest ZeRO stage with the row's least recompute is below every plan of this (b, v).
             fastest = goodput_per_step / bound.step(b, v, choices.zero, row_mode, sp_bound)
-            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if may_be_full_b else fastest
+            full_v = goodput_per_step / bound.step(b, v, choices.zero, "full", sp_bound) if full_bound_b else fastest
             if not run.worth_any(fastest, stages, full_v, _simplest(grid, choices, v, row_mode)):
                 continue
             acts = [stage_activation_bytes(ctx, grid, r, b, v, sp) for r in modes]
