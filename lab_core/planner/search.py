@@ -539,9 +539,6 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
                 floor_s, level = _at_largest(run, grid, choices, reference, sizes, "full"), _AT_LARGEST
             else:
-                rows = _full_rows(run, grid, choices, rows)
-                if not rows:
-                    continue  # no micro-batch that fits has a plan that needs full recompute
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
         elif level == _SKETCH:
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
@@ -552,10 +549,6 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             # ZeRO stage; then by class of ZeRO stage.
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
-            if recompute == "full":
-                rows = _full_rows(run, grid, choices, rows)
-                if not rows:
-                    continue
             floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
         else:
             floor_s, level = _grid_floor(run, grid, choices, reference, rows, recompute), _FINAL
@@ -619,16 +612,6 @@ def _sketch(ctx, grid, choices, reference, sizes):
     of a large GPU count wait here until the incumbent rules them out."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, "none", optimizer=False)
     return busy * _least_bubble(ctx, grid, choices, sizes)
-
-
-def _full_rows(run, grid, choices, rows):
-    """The rows [(b, v)] of micro-batches at which some plan of the grid may need full
-    recompute (the second pass's: a full_3d plan needs it), by possible_classes' test (the
-    least sharded ZeRO stage, v = 2: the most memory); memory grows with b, so the rows from
-    the first such b on; none when no plan that fits needs it (no full_3d plan)."""
-    state = stage_state_bytes(run.ctx, grid, choices.zeros(grid)[0])
-    v = choices.interleave or (2 if grid.pp > 1 else 1)
-    return [row for row in rows if needs_full(run, grid, choices, state, row[0], v)]
 
 
 def _interleave_rows(ctx, grid, choices, largest):

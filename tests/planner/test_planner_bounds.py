@@ -182,38 +182,3 @@ def test_shared_floor_by_zero_class_counts_the_sync_its_windows_cannot_hold():
         assert bound <= step * (1 + 1e-12)
         tighter += bound > 1.2 * shared.least(wctx, grid, [(par.micro_batch, 1)])
     assert len(plans) >= 40 and tighter >= len(plans) // 4
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_second_pass_floor_over_full_rows_never_exceeds_a_full_3d_plan(seed):
-    """The second pass bounds a grid over the micro-batches at which a plan may need full
-    recompute (search._full_rows): below every plan the search can rank as full_3d (full
-    recompute, the least mode that fits at its ZeRO stage, micro-batch and interleaving)."""
-    rng = random.Random(seed)
-    checked = 0
-    while checked < 30:
-        w, _ = random_workload(rng, [8, 64, 512], long_share=0.6)
-        wctx = context_for(w)
-        if not shared_floor_applies(wctx):
-            continue
-        run = search._Search(w, None)
-        choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
-        for grid in space_for(w).layouts(w.gpus)[:8]:
-            largest = search._largest_micro_batch(run, grid, choices)
-            if largest is None:
-                continue
-            rows = search._full_rows(run, grid, choices, search._interleave_rows(wctx, grid, choices, largest))
-            if not rows:
-                continue
-            floor_s = search._grid_floor(run, grid, choices, SharedFloor(wctx, grid), rows, "full")
-            replica = wctx.batch_sequences // grid.dp
-            for b in [b for b in choices.micro_batches(replica) if b <= largest]:
-                for v in choices.interleaves(grid, wctx.layers, replica // b):
-                    for zero in choices.zeros(grid):
-                        state = search.stage_state_bytes(wctx, grid, zero)
-                        if search._least_mode(run, grid, choices, state, b, v) != "full":
-                            continue
-                        assert b in [row[0] for row in rows]
-                        par = search.make_parallelism(grid, zero, "full", choices.sp(grid), b, v)
-                        assert floor_s <= evaluate(w, par).step_s * (1 + 1e-12)
-                        checked += 1
