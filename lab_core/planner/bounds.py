@@ -549,7 +549,7 @@ class SharedFloor:
                 step = busy * bubble + per_micro_batch * m
             if best is None or step < best:
                 best = step
-        return best + _optimizer_s(ctx, grid, 1 if grid.shards else 0) + sync
+        return best + self.optimizer_s(ctx, grid) + sync
 
     def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
         """Seconds no plan of `grid` with a micro-batch of at most
@@ -560,7 +560,12 @@ class SharedFloor:
             busy = self.busy[key] = self._busy(ctx, grid, largest_micro_batch, recompute)
         if not optimizer:
             return busy
-        return busy + _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+        return busy + self.optimizer_s(ctx, grid)
+
+    @staticmethod
+    def optimizer_s(ctx, grid):
+        """The least optimizer step of the grid's plans (ZeRO-1 where it shards)."""
+        return _optimizer_s(ctx, grid, 1 if grid.shards else 0)
 
     def _busy(self, ctx, grid, b, recompute):
         """floor()'s busy time: the most of any stage's at micro-batch b. A b above the

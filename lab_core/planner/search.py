@@ -583,7 +583,7 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
-    return reference.floor(ctx, grid, sizes[-1], recompute) + busy * (_least_bubble(ctx, grid, choices, sizes) - 1.0)
+    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid)
 
 
 def _least_bubble(ctx, grid, choices, sizes):
