@@ -376,7 +376,6 @@ def _recommend(workload, pins, budget, hint):
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,
         "layouts": result.layouts,
-        "layouts_feasible": result.layouts_feasible,
         "best_goodput_tokens_per_s": result.best.goodput_tokens_per_s if result.best else None,
         "reused": earlier is not None,
         "complete": result.complete,

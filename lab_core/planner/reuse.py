@@ -112,8 +112,7 @@ def retarget(result, workload):
     out.workload = workload
     out.gpus_used = result.gpus_used
     out.usable_bytes = result.usable_bytes
-    out.layouts, out.layouts_feasible, out.layouts_expanded = (result.layouts, result.layouts_feasible,
-                                                              result.layouts_expanded)
+    out.layouts = result.layouts
     out.chosen = again(result.chosen)
     out.best = again(result.best)
     out.closest = again(result.closest)

@@ -124,7 +124,7 @@ class SearchResult:
     collector walks on each full pass (lab_view/heap.py has the measured pauses)."""
 
     __slots__ = ("workload", "gpus_used", "chosen", "best", "stage_best",
-                 "closest", "usable_bytes", "evaluated", "layouts", "layouts_feasible", "layouts_expanded",
+                 "closest", "usable_bytes", "evaluated", "layouts",
                  "considered", "complete")
 
 
@@ -154,9 +154,7 @@ class _Search:
         self.row_modes = {}
         self.budget = budget
         self.floors = []
-        # (grids, grids that fit, grids expanded) so far, for a search the budget stops.
-        self.layouts = (0, 0, 0)
-        self.expanded = set()
+        self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
@@ -315,10 +313,9 @@ def search_steps(workload, pins=None, budget=None, hint=None):
     run = _Search(workload, pins, budget)
     complete = True
     try:
-        layouts, feasible, expanded = yield from _run(run, pins, hint)
+        yield from _run(run, pins, hint)
     except _OutOfBudget:
         complete = False
-        layouts, feasible, expanded = run.layouts
     result = SearchResult()
     result.complete = complete
     result.workload = workload
@@ -326,7 +323,7 @@ def search_steps(workload, pins=None, budget=None, hint=None):
     result.usable_bytes = run.usable
     result.evaluated = run.evaluated
     result.considered = run.considered
-    result.layouts, result.layouts_feasible, result.layouts_expanded = layouts, feasible, expanded
+    result.layouts = run.layouts
     fastest = sorted(run.fitting, key=lambda k: (-k.score,) + ranking_key(k))
     result.best = fastest[0] if fastest else None
     result.stage_best = {}
@@ -354,19 +351,18 @@ def _warm_start(run, grids, choices, hint):
                 if run.run_eval(par, candidate=run.pins is None or run.pins.match(par)).fits:
                     break
         if run.fitting:
-            run.layouts = (len(grids), 0, 0)
             raise _OutOfBudget
     # None fits: the quick search follows with its whole budget, as without the plan on screen.
     run.budget += run.evaluated
 
 
 def _run(run, pins, hint=None):
-    """The search itself, in steps (search_steps); fills `run` and returns
-    (grids, grids that fit, grids expanded)."""
+    """The search itself, in steps (search_steps); fills `run`."""
     workload = run.w
     ctx = run.ctx
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
+    run.layouts = len(grids)
     choices = Choices(ctx.flash, pins, ctx.per_op_selective)
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
@@ -374,26 +370,26 @@ def _run(run, pins, hint=None):
     if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
     live = yield from _live_grids(run, grids, choices)
-    run.layouts = (len(grids), len(live), 0)
     # Two passes: the tie band and the best of every shape but full_3d; then full_3d's best,
     # whose plans all recompute fully, with the grids in the order of their full-recompute
     # floors (tighter than the first pass's, which hold for any recompute). Every plan the
     # second pass finds is below the tie band (the first pass leaves none there unseen),
     # so the chosen plan and the best are the first pass's.
-    yield from _expand(run, _by_floor(run, ctx, live, choices), choices, len(grids), len(live))
+    yield from _expand(run, _by_floor(run, ctx, live, choices), choices)
     run.hunting_full = True
-    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full"), choices,
-                       len(grids), len(live))
-    return len(grids), len(live), len(run.expanded)
+    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full"), choices)
 
 
 def _full_floors(run, live):
     """The live grids of shapes that include full_3d, each with the tightest floor the first
-    pass gave it (below full recompute's: _by_floor tightens it when its turn comes)."""
-    return [run.tightest[item[1]] + (_ANY_RECOMPUTE,) for item in live if "full_3d" in shape_classes(item[1])]
+    pass gave it (below full recompute's: _by_floor tightens it when its turn comes); not
+    those the first pass found no plan of fits (_fits_at_all), which it left out."""
+    tightest = run.tightest
+    return [tightest[item[1]] + (_ANY_RECOMPUTE,) for item in live
+            if item[1] in tightest and "full_3d" in shape_classes(item[1])]
 
 
-def _expand(run, items, choices, grids_count, live_count):
+def _expand(run, items, choices):
     """The grids _by_floor yields, each ruled out or expanded into its plans (_search_layout), in steps."""
     per_step = run.goodput_per_step
     for item in items:
@@ -420,17 +416,17 @@ def _expand(run, items, choices, grids_count, live_count):
         if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
         layout = _Layout(run, grid, bound, choices, classes, largest)
-        if layout.rows:
-            run.expanded.add(grid)
-            run.layouts = (grids_count, live_count, len(run.expanded))
-            if run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
-                yield from _search_layout(run, layout, choices)
+        if layout.rows and run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
+            yield from _search_layout(run, layout, choices)
 
 
 def _live_grids(run, grids, choices):
     """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None, kind of floor)] of
-    the grids some plan of which fits (their memory floors go to run.floors), in steps (one
-    per grid). A floor is below every plan of its grid; _by_floor orders and tightens them."""
+    the grids some plan of which may fit, in steps (one per grid); their floor plans (the
+    least memory: choices.floor) go to run.floors for _closest. A floor is below every plan
+    of its grid; _by_floor orders and tightens them. A grid that waits with its sketch has
+    its memory floor tested when its turn comes (_fits_at_all), so a grid the sketch rules
+    out never has its memory computed."""
     ctx, usable, floors = run.ctx, run.usable, run.floors
     live = []
     shared = {}
@@ -448,19 +444,17 @@ def _live_grids(run, grids, choices):
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
-        floor = plan_memory(ctx, grid, *floor_plan)
-        floors.append((floor, grid, floor_plan))
-        if floor > usable:
-            continue
+        floors.append((grid, floor_plan))
         if shared_floor and choices.interleave is None:
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             if sizes:
-                # The floor plan fits, so its micro-batch (the least size) does (_largest_micro_batch's
-                # test), and b = 1 has v = 1: a row. The grid waits with its sketch floor; its floor
-                # at its largest size, the largest that fits and the bound over its rows come when
-                # the grid's turn comes (_by_floor).
+                # The grid waits with its sketch floor; whether its floor plan fits (then its micro-batch,
+                # the least size, does, and b = 1 has v = 1: a row), its floor at its largest size, the
+                # largest that fits and the bound over its rows come when its turn comes (_by_floor).
                 ref = reference(grid)
                 live.append((_sketch(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _SKETCH))
+            continue
+        if plan_memory(ctx, grid, *floor_plan) > usable:
             continue
         largest = _largest_micro_batch(run, grid, choices)
         if largest is None:
@@ -536,11 +530,15 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             if shared is None:
                 floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
             elif rows is None:
+                if not _fits_at_all(run, grid, choices):
+                    continue
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
                 floor_s, level = _at_largest(run, grid, choices, reference, sizes, "full"), _AT_LARGEST
             else:
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
         elif level == _SKETCH:
+            if not _fits_at_all(run, grid, choices):
+                continue
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             floor_s, level = _at_largest(run, grid, choices, reference, sizes), _AT_LARGEST
         elif level == _AT_LARGEST:
@@ -559,6 +557,13 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
 # largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
 # of ZeRO stage (_grid_floor), or StepBound's.
 _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
+
+
+def _fits_at_all(run, grid, choices):
+    """Whether the grid's floor plan (choices.floor: the most sharded ZeRO stage, the most
+    recompute, the least micro-batch and interleaving) fits: some mode fits there (_row_mode)."""
+    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+    return _row_mode(run, grid, choices, sizes[0]) is not None
 
 
 def _least_recompute(run, grid, choices, recompute="none"):
@@ -897,9 +902,10 @@ def _search_layout(run, lay, choices):
 
 
 def _closest(run, floors):
-    """No plan fits: the grid with the least memory, evaluated as it would run at its floor."""
+    """No plan fits: the grid with the least memory (floors: (grid, floor plan)), evaluated
+    as it would run at its floor."""
     if not floors:
         return None
-    floor, grid, plan = min(floors, key=lambda f: (f[0], f[1]))
+    _, grid, plan = min((plan_memory(run.ctx, grid, *plan), grid, plan) for grid, plan in floors)
     zero, mode, b, v, sp = plan
     return run.run_eval(make_parallelism(grid, zero, mode, sp, b, v))
