@@ -516,10 +516,11 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if level == _ANY_RECOMPUTE:
+        if level == _ANY_RECOMPUTE and largest is not None or level == _AT_LARGEST and recompute == "full":
             # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
             # at the largest size when the largest that fits is not known yet: if the mode before full
-            # fits there, it fits at every smaller one).
+            # fits there, it fits at every smaller one). Without its largest micro-batch the grid's
+            # floor at its largest size comes first (cheaper, and it rules most grids out).
             test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
             if "full_3d" not in possible_classes(run, grid, choices, test):
                 continue
