@@ -425,8 +425,8 @@ def _live_grids(run, grids, choices):
     the grids some plan of which may fit, in steps (one per grid); their floor plans (the
     least memory: choices.floor) go to run.floors for _closest. A floor is below every plan
     of its grid; _by_floor orders and tightens them. A grid that waits with its sketch has
-    its memory floor tested when its turn comes (_fits_at_all), so a grid the sketch rules
-    out never has its memory computed."""
+    its memory floor tested when it comes first with its floor at its largest size
+    (_fits_at_all), so a grid those floors rule out never has it computed."""
     ctx, usable, floors = run.ctx, run.usable, run.floors
     live = []
     shared = {}
@@ -538,14 +538,15 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             else:
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
         elif level == _SKETCH:
-            if not _fits_at_all(run, grid, choices):
-                continue
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             floor_s, level = _at_largest(run, grid, choices, reference, sizes), _AT_LARGEST
         elif level == _AT_LARGEST:
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
-            # ZeRO stage; then by class of ZeRO stage.
+            # ZeRO stage; then by class of ZeRO stage. A grid whose floor plan does not fit drops out
+            # here (its floor at its largest size is below its plans all the same).
+            if recompute != "full" and not _fits_at_all(run, grid, choices):
+                continue
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
             floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
@@ -562,9 +563,9 @@ _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
 
 def _fits_at_all(run, grid, choices):
     """Whether the grid's floor plan (choices.floor: the most sharded ZeRO stage, the most
-    recompute, the least micro-batch and interleaving) fits: some mode fits there (_row_mode)."""
-    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
-    return _row_mode(run, grid, choices, sizes[0]) is not None
+    recompute, the least micro-batch and interleaving) fits, the test _live_grids makes of
+    the grids that do not wait with a sketch."""
+    return plan_memory(run.ctx, grid, *choices.floor(grid)) <= run.usable
 
 
 def _least_recompute(run, grid, choices, recompute="none"):

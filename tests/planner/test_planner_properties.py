@@ -2,7 +2,7 @@
 import json
 import math
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from lab_core import INPUT_SPECS, Workload
 from lab_core.planner import STAGES, THRESHOLDS, plan_json, recommend, vocabulary
@@ -97,6 +97,13 @@ def test_recommend_never_raises_and_is_json_ready(inputs):
 
 @settings(max_examples=100, deadline=None)
 @given(workloads, st.lists(st.floats(math.log10(125e6), math.log10(2e12)), min_size=2, max_size=4))
+# One layer over a long sequence: the least recompute fits where full recompute (its working
+# set) does not, so a grid can have a plan that fits while its floor plan does not.
+@example(inputs={"params": 1e9, "gpus": 1, "global_batch_tokens": 100000, "seq_len": 29427, "inter_node_gbps": 100.0,
+                 "checkpoint_interval_min": 1.0, "loader_tokens_per_s_per_node": 1000.0, "gpu": "a100_80gb",
+                 "hidden": 0, "state_bytes_per_param": 16, "layers": 1, "checkpoint_storage_gbps": 0.1,
+                 "vocab": 256000},
+         log_params=[9.0, 9.125])
 def test_stage_never_goes_backwards_as_params_grow(inputs, log_params):
     ranks = []
     for x in sorted(log_params):
