@@ -43,30 +43,31 @@ def _with_gpus(workload, gpus):
 
 
 def _gpus_to_use(workload, space, usable, pins, floor, hint=None):
-    """The reader's GPU count if a grid uses it and one fits; else the most
-    GPUs a fitting grid uses; else the most any grid uses (with pins: grids
-    that carry them). hint: the plan on screen (warm_start.py), whose own
-    layout is looked at first (a quick answer's usual case: it still fits)."""
+    """(GPU count, whether a grid of it fits): the reader's count if a grid uses
+    it and one fits; else the most GPUs a fitting grid uses; else the most any
+    grid uses (with pins: grids that carry them). hint: the plan on screen
+    (warm_start.py), whose own layout is looked at first (a quick answer's usual
+    case: it still fits)."""
     n = workload.gpus
     wctx = context_for(workload)
     if pins is None:
         known = reuse.known_smallest_fitting(workload, None)
         if known is not None and (known[0] is None or known[0][0] > n):
             # No grid of at most n GPUs fits when the fewest that fit are more (same floors).
-            return space.largest_usable(n)
+            return space.largest_usable(n), False
         grids = space.layouts(n)
         if hint and any(floor(wctx, grid) <= usable for tier in warm_tiers(grids, hint, n) for grid in tier):
             # The grids the quick search tries first, before a scan of all of them.
-            return n
+            return n, True
         if any(floor(wctx, grid) <= usable for grid in grids):
-            return n
+            return n, True
         fitting = largest_fitting(wctx, space, usable, n)
-        return fitting if fitting is not None else space.largest_usable(n)
+        return (fitting, True) if fitting is not None else (space.largest_usable(n), False)
     counts = pins.gpu_counts(space, n)
     for count in counts:
         if any(floor(wctx, grid) <= usable for grid in pins.grids(space, count)):
-            return count
-    return next(count for count in counts if pins.grids(space, count))
+            return count, True
+    return next(count for count in counts if pins.grids(space, count)), False
 
 
 def _checkpoint(report, gpus, failures):
@@ -316,9 +317,9 @@ def _recommend(workload, pins, budget, hint):
         result = reuse.retarget(earlier, w)
     else:
         hint = hint if isinstance(hint, dict) and budget is not None else None
-        used = _gpus_to_use(workload, space, usable, pinned, floor, hint)
+        used, some_fit = _gpus_to_use(workload, space, usable, pinned, floor, hint)
         w = _with_gpus(workload, used)
-        result = yield from search_steps(w, pinned, budget, hint)
+        result = yield from search_steps(w, pinned, budget, hint, none_fit=not some_fit)
         if result.complete:
             reuse.SEARCHES.put(key, result)
     wctx = context_for(w)

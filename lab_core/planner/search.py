@@ -307,13 +307,15 @@ def search(workload, pins=None, budget=None, hint=None):
     return finish(search_steps(workload, pins, budget, hint))
 
 
-def search_steps(workload, pins=None, budget=None, hint=None):
+def search_steps(workload, pins=None, budget=None, hint=None, none_fit=False):
     """search() as steps (steps.py): yields between grids, between the tightenings of
-    their bounds and between a grid's micro-batch x interleave rows; returns the SearchResult."""
+    their bounds and between a grid's micro-batch x interleave rows; returns the SearchResult.
+    none_fit: the caller found no grid's floor plan fits (recommend._gpus_to_use), so every
+    grid's memory is tested at once (they were just computed) and none waits with a sketch."""
     run = _Search(workload, pins, budget)
     complete = True
     try:
-        yield from _run(run, pins, hint)
+        yield from _run(run, pins, hint, none_fit)
     except _OutOfBudget:
         complete = False
     result = SearchResult()
@@ -356,7 +358,7 @@ def _warm_start(run, grids, choices, hint):
     run.budget += run.evaluated
 
 
-def _run(run, pins, hint=None):
+def _run(run, pins, hint=None, none_fit=False):
     """The search itself, in steps (search_steps); fills `run`."""
     workload = run.w
     ctx = run.ctx
@@ -369,7 +371,7 @@ def _run(run, pins, hint=None):
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))
     if run.budget is not None and hint:
         _warm_start(run, grids, choices, hint)
-    live = yield from _live_grids(run, grids, choices)
+    live = yield from _live_grids(run, grids, choices, defer_memory=not none_fit)
     # Two passes: the tie band and the best of every shape but full_3d; then full_3d's best,
     # whose plans all recompute fully, with the grids in the order of their full-recompute
     # floors (tighter than the first pass's, which hold for any recompute). Every plan the
@@ -420,13 +422,14 @@ def _expand(run, items, choices):
             yield from _search_layout(run, layout, choices)
 
 
-def _live_grids(run, grids, choices):
+def _live_grids(run, grids, choices, defer_memory=True):
     """[(floor, grid, largest micro-batch, (SharedFloor, rows) or None, kind of floor)] of
     the grids some plan of which may fit, in steps (one per grid); their floor plans (the
     least memory: choices.floor) go to run.floors for _closest. A floor is below every plan
     of its grid; _by_floor orders and tightens them. A grid that waits with its sketch has
     its memory floor tested when it comes first with its floor at its largest size
-    (_fits_at_all), so a grid those floors rule out never has it computed."""
+    (_fits_at_all), so a grid those floors rule out never has it computed; unless
+    defer_memory is False (no grid fits: the memory test rules every grid out at once)."""
     ctx, usable, floors = run.ctx, run.usable, run.floors
     live = []
     shared = {}
@@ -445,7 +448,7 @@ def _live_grids(run, grids, choices):
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
         floors.append((grid, floor_plan))
-        if shared_floor and choices.interleave is None:
+        if shared_floor and choices.interleave is None and defer_memory:
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             if sizes:
                 # The grid waits with its sketch floor; whether its floor plan fits (then its micro-batch,
