@@ -465,7 +465,10 @@ class SharedFloor:
                            **grid.parallelism_fields())
         dense, moe = layer_kinds(ctx, plan)
         self.tp_message_bytes = 2.0 * (ctx.seq_len / grid.cp) * ctx.hidden
-        self.kinds = (_LayerFloor(ctx, grid, dense, False, self.tp_message_bytes),
+        experts = ctx.shape.experts
+        # A kind of layer the model does not have (no dense MLP when every layer routes) needs no floor.
+        self.kinds = (_LayerFloor(ctx, grid, dense, False, self.tp_message_bytes)
+                      if experts is None or experts.dense_layers else None,
                       _LayerFloor(ctx, grid, moe, True, self.tp_message_bytes) if moe is not None else None)
         self.tp_exposed_share = _tp_exposed_share(ctx, grid.tp)
         self.parts = {}
