@@ -98,19 +98,21 @@ def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
     pays its bubble, and a grid whose leanest plan must recompute fully pays the replay."""
     w = Workload(params=405e9, layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=79872,
                  vocab=128256, gpu="h100_80gb", gpus=2048, seq_len=32768, global_batch_tokens=4194304)
-    run = search._Search(w, None)
-    ctx = run.ctx
-    choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
     deep = Grid(2, 1, 64, 16, 1, 1, 1)
-    sizes = choices.micro_batches(ctx.batch_sequences // deep.dp)
-    shared = SharedFloor(ctx, deep)
-    busy = shared.floor(ctx, deep, sizes[-1], "none")
+    run, choices, sizes, shared = _first_floor_parts(w, deep)
+    busy = shared.floor(run.ctx, deep, sizes[-1], "none")
     assert search._at_largest(run, deep, choices, shared, sizes) > 10 * busy
     flat = Grid(8, 2, 1, 128, 1, 0, 0)
-    sizes = choices.micro_batches(ctx.batch_sequences // flat.dp)
-    shared = SharedFloor(ctx, flat)
+    run, choices, sizes, shared = _first_floor_parts(w, flat)
     assert search._least_recompute(run, flat, choices) == "full"
-    assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(ctx, flat, sizes[-1], "full")
+    assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(run.ctx, flat, sizes[-1], "full")
+
+
+def _first_floor_parts(w, grid):
+    """A search of w, its choices, the grid's micro-batch sizes and its SharedFloor."""
+    run = search._Search(w, None)
+    choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+    return run, choices, choices.micro_batches(run.ctx.batch_sequences // grid.dp), SharedFloor(run.ctx, grid)
 
 
 def test_sketch_counts_the_context_parallel_exchange():
@@ -119,14 +121,10 @@ def test_sketch_counts_the_context_parallel_exchange():
     the floor at the grid's own largest micro-batch (without the exchange it was a fifth of it)."""
     w = Workload(params=405e9, gpus=16384, gpu="h100_80gb", seq_len=8192, global_batch_tokens=16777216,
                  inter_node_gbps=400)
-    run = search._Search(w, None)
-    ctx = run.ctx
-    choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
     grid = Grid(1, 32, 16, 32, 1, 0, 0)
-    sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-    shared = SharedFloor(ctx, grid)
+    run, choices, sizes, shared = _first_floor_parts(w, grid)
     assert search._least_recompute(run, grid, choices) == "none"
-    sketch = search._sketch(ctx, grid, choices, shared, sizes)
+    sketch = search._sketch(run.ctx, grid, choices, shared, sizes)
     assert 0.9 * search._at_largest(run, grid, choices, shared, sizes) < sketch
 
 
