@@ -681,7 +681,8 @@ class _Layout:
     order of their bounds, and a row whose floor already cannot matter is never
     bounded."""
 
-    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound")
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound", "run",
+                 "choices", "below_zero3")
 
     # A row: (bound, b, interleaves, least recompute mode any of its plans can use, bounded).
 
@@ -693,6 +694,11 @@ class _Layout:
         self.stages = stages
         self.sp = choices.sp(grid) or grid.tp == 1
         self.zero_bound = choices.zero  # None: the bound of the fastest ZeRO stage
+        self.run, self.choices = run, choices
+        # With ZeRO-3 and a stage below it free, a row is bounded by class (_bounded): the most
+        # sharded stage below ZeRO-3, at its own least recompute, and ZeRO-3 at the row's.
+        self.below_zero3 = (self.zeros[-2] if choices.zero is None and len(self.zeros) > 1 and self.zeros[-1] == 3
+                            else None)
         R = ctx.batch_sequences // grid.dp
         rows = []
         # Memory grows with b: none above `largest` fits even at ZeRO-max and the most recompute.
@@ -707,11 +713,21 @@ class _Layout:
         self.lower_bound = self._first()[0] if rows else None
 
     def _bounded(self, row):
-        """The row with its own bound (at the interleaving that minimises it)."""
+        """The row with its own bound (at the interleaving that minimises it). The row's
+        recompute is the least that fits at the most sharded ZeRO stage; a stage below
+        ZeRO-3 holds more state and may need more (_row_mode at it, v = 1: the least
+        memory), so the bound is the lesser of the two classes' (StepBound.step by stage)."""
         _, b, vs, mode, _ = row
-        zero = self.zero_bound
-        v = _best_v(self.bound, b, vs, zero, mode, self.sp)
-        return self.bound.step(b, v, zero, mode, self.sp), b, vs, mode, True
+        bound, sp = self.bound, self.sp
+        if self.below_zero3 is None:
+            zero = self.zero_bound
+            return bound.step(b, _best_v(bound, b, vs, zero, mode, sp), zero, mode, sp), b, vs, mode, True
+        best = bound.step(b, _best_v(bound, b, vs, 3, mode, sp), 3, mode, sp)
+        below = _row_mode(self.run, self.grid, self.choices, b, self.below_zero3)
+        if below is not None:
+            step = bound.step(b, _best_v(bound, b, vs, 1, below, sp), 1, below, sp)
+            best = step if step < best else best
+        return best, b, vs, mode, True
 
     def _first(self):
         """The row with the least bound, bounding rows until it is one that has its own."""

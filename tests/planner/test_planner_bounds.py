@@ -180,3 +180,33 @@ def test_shared_floor_by_zero_class_counts_the_sync_its_windows_cannot_hold():
         assert bound <= step * (1 + 1e-12)
         tighter += bound > 1.2 * shared.least(wctx, grid, [(par.micro_batch, 1)])
     assert len(plans) >= 40 and tighter >= len(plans) // 4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_rows_bound_by_class_of_zero_stage_never_exceeds_its_plans(seed):
+    """search._Layout bounds a micro-batch row by the lesser of ZeRO-3 at the row's least
+    recompute and the most sharded stage below it at that stage's own: below every plan of
+    the row the search can evaluate (the least recompute that fits at its stage)."""
+    rng = random.Random(seed)
+    checked = 0
+    while checked < 40:
+        w, _ = random_workload(rng, [8, 64, 512])
+        run = search._Search(w, None)
+        ctx = run.ctx
+        choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
+        for grid in space_for(w).layouts(w.gpus)[:6]:
+            largest = search._largest_micro_batch(run, grid, choices)
+            if largest is None:
+                continue
+            lay = search._Layout(run, grid, run.bound(grid), choices, search.shape_classes(grid), largest)
+            for row in list(lay.rows):
+                row_bound, b, vs = lay._bounded(row)[:3]
+                for v in vs:
+                    for zero in choices.zeros(grid):
+                        state = search.stage_state_bytes(ctx, grid, zero)
+                        mode = search._least_mode(run, grid, choices, state, b, v)
+                        if mode is None:
+                            continue
+                        par = search.make_parallelism(grid, zero, mode, choices.sp(grid), b, v)
+                        assert row_bound <= evaluate(w, par).step_s * (1 + 1e-12)
+                        checked += 1
