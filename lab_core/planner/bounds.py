@@ -17,7 +17,7 @@ from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
-from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, zero3_times
+from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism
 from ..step_time import context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times
 
@@ -146,6 +146,29 @@ def _sync_parts_at(ctx, grid):
     if not (grid.shards and grid.dp * grid.cp > 1):
         return below, None
     return below, _Fsdp(ctx, grid)
+
+
+def _expert_sync_s(ctx, grid):
+    """Seconds of the routed experts' gradient sync per step at ZeRO-3 on the modern stack
+    (sync.modern_sync: outside the per-layer gathers, a reduce-scatter and the updated
+    weights' all-gather over the GPUs that hold the same experts, as below ZeRO-3,
+    hidden behind the same windows); 0 without experts or on the 2021 stack."""
+    if not ctx.modern or ctx.shape.experts is None:
+        return 0.0
+    return _remember(ctx, ("expert sync", grid), _expert_sync_at, grid)
+
+
+def _expert_sync_at(ctx, grid):
+    expert = _sync_params(ctx, grid)[1]
+    ranks = grid.expert_ranks
+    return replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2, (0.0, 0.0))[0]
+
+
+def _beyond_window(traffic, window):
+    """The modern stack's charge for a sync of `traffic` seconds behind `window` seconds of
+    compute: what does not fit is exposed, what hides costs COMM_CONTENTION of its time."""
+    exposed = traffic - window
+    return (1.0 - cal.COMM_CONTENTION) * (exposed if exposed > 0.0 else 0.0) + cal.COMM_CONTENTION * traffic
 
 
 def _stage_layers(grid, layers, kind):
@@ -428,15 +451,18 @@ def _with_window(busy, bubble, traffic, room):
     return step
 
 
-def _with_fsdp(busy, bubble, m, fsdp):
+def _with_fsdp(busy, bubble, m, fsdp, expert=0.0, room=1.0):
     """The least over busy times B >= busy of B x bubble plus ZeRO-3's exposed and
-    contended seconds at B (_Fsdp.seconds): at `busy` or at a break point above it."""
-    best = busy * bubble + fsdp.seconds(busy, m)
-    for point in fsdp.break_points(m):
-        if point > busy:
-            step = point * bubble + fsdp.seconds(point, m)
-            if step < best:
-                best = step
+    contended seconds at B (_Fsdp.seconds) and the experts' sync beyond its window,
+    B x room (_expert_sync_s, _beyond_window): at `busy` or at a break point above it."""
+    points = [busy] + [point for point in fsdp.break_points(m) if point > busy]
+    if expert and expert / room > busy:
+        points.append(expert / room)
+    best = None
+    for B in points:
+        step = B * bubble + fsdp.seconds(B, m) + (_beyond_window(expert, B * room) if expert else 0.0)
+        if best is None or step < best:
+            best = step
     return best
 
 
@@ -515,13 +541,14 @@ class SharedFloor:
         best = None
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
-        traffic, fsdp = 0.0, None
+        traffic, fsdp, expert = 0.0, None, 0.0
         if zero3 is None:
             sync, per_micro_batch = _sync_floor(ctx, grid), 0.0
         else:
             below, fsdp = _sync_parts(ctx, grid)
             if zero3 and fsdp is not None:
                 per_micro_batch, sync = cal.COMM_CONTENTION * fsdp.total, 0.0
+                expert = _expert_sync_s(ctx, grid)
             else:
                 fsdp, per_micro_batch, sync = None, 0.0, cal.COMM_CONTENTION * below
                 traffic = below if zero3 is False else 0.0
@@ -545,7 +572,7 @@ class SharedFloor:
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
             busy = self.floor(ctx, grid, b, mode, optimizer=False)
             if fsdp is not None:
-                step = _with_fsdp(busy, bubble, m, fsdp)
+                step = _with_fsdp(busy, bubble, m, fsdp, expert, (1.0 + (v - 1.0) / v * drain) / m)
             elif traffic:
                 step = _with_window(busy, bubble, traffic, windows * (1.0 + (v - 1.0) / v * drain) / m)
             else:
@@ -636,7 +663,7 @@ class StepBound:
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
-                 "windows", "fsdp", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
+                 "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
 
     def __init__(self, ctx, grid, probe):
         """probe: the Report of the grid at micro-batch 1, no recompute, no
@@ -686,9 +713,10 @@ class StepBound:
         # syncs each behind the same windows (sync.modern_sync): twice the room.
         self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
         ranks = dp * cp
-        self.fsdp = None
+        self.fsdp, self.expert_sync_s = None, 0.0
         if ranks > 1 and ctx.modern:
             self.fsdp = _Fsdp(ctx, grid)
+            self.expert_sync_s = _expert_sync_s(ctx, grid)
             self.zero3_unhidden_s = self.zero3_rest_s = 0.0
         elif ranks > 1:
             z3 = zero3_times(ctx, tp, pp, ranks, grid.ep)
@@ -797,7 +825,11 @@ class StepBound:
         window = B / m
         if zero3:
             if self.fsdp is not None:
-                return out + self.fsdp.seconds(B, m)
+                out += self.fsdp.seconds(B, m)
+                if self.expert_sync_s:
+                    # The experts' sync behind one micro-batch, as below ZeRO-3 (_expert_sync_s).
+                    out += _beyond_window(self.expert_sync_s, window * (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
+                return out
             # 2021 stack: the gathers after the first compete for DP_OVERLAP_FRACTION of the compute.
             rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
             return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
@@ -819,6 +851,8 @@ class StepBound:
         if zero3:
             if self.fsdp is not None:
                 points.extend(self.fsdp.break_points(m))
+                if self.expert_sync_s:
+                    points.append(m * self.expert_sync_s / (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
             else:
                 points.append(m * self.zero3_rest_s / cal.DP_OVERLAP_FRACTION)
         elif self.modern:
