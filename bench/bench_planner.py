@@ -5,7 +5,8 @@ Standalone, from the repo root:
     python3 bench/bench_planner.py [--repeat N] [--pyodide] [--json]
 Prints one row per runtime: median and p95 ms per recommend() call (all
 repeats x cases pooled; a fresh Workload per call and the planner's caches
-dropped: the full search), plan_json() the same way, plans evaluated per call,
+dropped: the full search) with the three slowest cases (the p95 falls on the
+third), plan_json() the same way, plans evaluated per call,
 and the worker's time per slider move by part (planner, plan dict, view, JSON)
 and by slider over drags of every slider from the default, demo-card and heaviest scenario states. With --pyodide it also
 times evaluate() per call on bench/cases.py's bench_cases() when that file
@@ -101,6 +102,16 @@ def run_pyodide(repeat):
     return json.loads(done.stdout)
 
 
+def case_label(case):
+    """A planner case in a few words: parameters, GPUs and preset, tokens per sequence, experts."""
+    label = "%.3gB on %d %s" % (case["params"] / 1e9, case["gpus"], case.get("gpu", "a100_80gb"))
+    if case.get("seq_len"):
+        label += ", %dK tokens" % (case["seq_len"] // 1024)
+    if case.get("experts"):
+        label += ", %d experts" % case["experts"]
+    return label
+
+
 # recommend() p95 targets by runtime (the planner's issues: the full search within a frame's budget).
 RECOMMEND_P95_TARGET_MS = {"CPython": 5.0, "Pyodide": 16.0}
 
@@ -116,6 +127,8 @@ def table(results):
         rows.append("%-26s %-44s %9.2f %8.2f %s" % ("recommend() x %d cases" % len(PLANNER_CASES), res["runtime"],
                                                      res["recommend"]["median_ms"], res["recommend"]["p95_ms"],
                                                      per_call))
+        rows.append("  slowest (median ms): " + "; ".join(
+            "case %d, %s %.2f" % (i, case_label(PLANNER_CASES[i]), ms) for i, ms in res["slowest"]))
         rows.append("%-26s %-44s %9.2f %8.2f" % ("plan_json() x %d cases" % len(PLANNER_CASES), res["runtime"],
                                                   res["plan_json"]["median_ms"], res["plan_json"]["p95_ms"]))
         if res.get("evaluate"):

@@ -157,12 +157,25 @@ def summarize(times):
             "max_ms": max(times)}
 
 
+# The slowest cases the bench names: the pooled p95 of 5 repeats falls on the third.
+SLOWEST_SHOWN = 3
+
+
+def slowest_cases(times, cases):
+    """[(case index, median ms)] of the SLOWEST_SHOWN cases with the highest median;
+    times as time_recommend returns them (repeat after repeat of every case)."""
+    n = len(cases)
+    medians = [statistics.median(times[i::n]) for i in range(n)]
+    return sorted(enumerate(medians), key=lambda item: -item[1])[:SLOWEST_SHOWN]
+
+
 def run_all(cases_json, repeat=5, evaluate_repeat=200):
     """Everything the bench prints, as a JSON string (called from Node too)."""
     data = json.loads(cases_json)
     rec_times, evaluated = time_recommend(data["planner_cases"], repeat)
     out = {
         "recommend": summarize(rec_times),
+        "slowest": slowest_cases(rec_times, data["planner_cases"]),
         "plan_json": summarize(time_plan_json(data["planner_cases"], repeat)),
         "plans_evaluated": {"median": statistics.median(evaluated), "p95": percentile(evaluated, 0.95),
                             "max": max(evaluated), "mean": sum(evaluated) / len(evaluated)},
