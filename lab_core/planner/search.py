@@ -534,15 +534,16 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             if shared is None:
                 floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
             elif rows is None:
-                if not _fits_at_all(run, grid, choices):
-                    continue
+                # Full recompute's sketch first: no memory is computed for a grid it rules out.
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-                floor_s, level = _at_largest(run, grid, choices, reference, sizes, "full"), _AT_LARGEST
+                floor_s, level = _sketch(ctx, grid, choices, reference, sizes, "full"), _SKETCH
             else:
                 floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
         elif level == _SKETCH:
+            if recompute == "full" and not _fits_at_all(run, grid, choices):
+                continue  # (the first pass tests a grid's memory floor at its next level)
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-            floor_s, level = _at_largest(run, grid, choices, reference, sizes), _AT_LARGEST
+            floor_s, level = _at_largest(run, grid, choices, reference, sizes, recompute), _AT_LARGEST
         elif level == _AT_LARGEST:
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
@@ -610,7 +611,7 @@ def _least_bubble(ctx, grid, choices, sizes):
     return 1.0 + (grid.pp - 1.0) / (vs[-1] * m) if vs else 1.0
 
 
-def _sketch(ctx, grid, choices, reference, sizes):
+def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     """A grid's first floor, before anything of its own is computed: the busy time
     with every GEMM, TP message, logit and exchange at the rate of the whole global
     batch in one micro-batch (no grid's micro-batch is larger, and none runs them
@@ -619,8 +620,9 @@ def _sketch(ctx, grid, choices, reference, sizes):
     context-parallel and expert exchanges) count R / B micro-batches, R of the
     replica's B sequences: a fraction of one, below the whole replica batch's cost
     (an exchange's seconds per sequence never rise with the micro-batch). Most grids
-    of a large GPU count wait here until the incumbent rules them out."""
-    busy = reference.floor(ctx, grid, ctx.batch_sequences, "none", optimizer=False)
+    of a large GPU count wait here until the incumbent rules them out. recompute
+    "full": the same for plans that recompute fully (the second pass)."""
+    busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
     return busy * _least_bubble(ctx, grid, choices, sizes)
 
 
