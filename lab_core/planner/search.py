@@ -538,7 +538,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
                 floor_s, level = _sketch(ctx, grid, choices, reference, sizes, "full"), _SKETCH
             else:
-                floor_s, level = _grid_floor(run, grid, choices, reference, rows, "full"), _FINAL
+                # Over its rows at full recompute and any ZeRO stage, then by class of ZeRO stage.
+                floor_s, level = reference.least(ctx, grid, rows, "full"), _ROWS
         elif level == _SKETCH:
             if recompute == "full" and not _fits_at_all(run, grid, choices):
                 continue  # (the first pass tests a grid's memory floor at its next level)
