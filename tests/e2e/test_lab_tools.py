@@ -38,10 +38,13 @@ def extras_done(page):
 
 
 def open_panel(page, panel):
-    """Open a panel and wait for what it asks the worker for."""
-    before = int(page.get_attribute("#lab-app", "data-extras-requested") or 0)
+    """Open a panel and wait for what it asks the worker for: the request the panel was
+    open for has been answered (an extras request sent just before the click, for the
+    other panels, may be answered first; lab-tools.js marks each panel)."""
+    before = int(page.get_attribute(f"#{panel}", "data-requested") or 0)
     page.click(f"#{panel} summary")
-    page.wait_for_function(f"Number(document.getElementById('lab-app').dataset.extrasRequested || 0) > {before}")
+    page.wait_for_function(f"""() => {{ const d = document.getElementById('{panel}').dataset;
+        return Number(d.requested || 0) > {before} && d.applied === d.requested; }}""")
     extras_done(page)
 
 

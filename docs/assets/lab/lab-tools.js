@@ -100,6 +100,9 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
       units: state.units, pins, curves, export: format,
     });
     root.dataset.extrasRequested = String(extrasSeq);
+    // Each open panel says which request will fill it (a toggle's request can follow one sent
+    // just before the panel opened, whose answer leaves the panel as it was).
+    for (const id of PANELS) if (isOpen(id)) el(id).dataset.requested = String(extrasSeq);
   }
 
   function showPinOptions(options) {
@@ -135,6 +138,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
         code.dataset.format = result.export.format;
       }
     }
+    for (const id of PANELS) if (el(id).dataset.requested === String(seq)) el(id).dataset.applied = String(seq);
     root.dataset.extrasApplied = String(seq);
     root.dataset.extras = "done";
   }
