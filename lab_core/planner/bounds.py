@@ -441,13 +441,13 @@ def _with_window(busy, bubble, traffic, room):
     window on the modern stack (sync.modern_sync; StepBound._g): (1 - C) of
     `traffic` less B x room, the compute of one micro-batch (widened by an
     interleaved last group; twice with experts, whose sync has the same windows)
-    that hides it. Piecewise linear and convex in B: least at `busy` or where the
-    window swallows the traffic. The C x traffic every plan pays is the caller's."""
-    exposed = traffic - busy * room
-    step = busy * bubble + ((1.0 - cal.COMM_CONTENTION) * exposed if exposed > 0.0 else 0.0)
+    that hides it (_beyond_window). Piecewise linear and convex in B: least at `busy`
+    or where the window swallows the traffic."""
+    step = busy * bubble + _beyond_window(traffic, busy * room)
     swallowed = traffic / room
-    if swallowed > busy and swallowed * bubble < step:
-        return swallowed * bubble
+    if swallowed > busy:
+        at_swallowed = swallowed * bubble + cal.COMM_CONTENTION * traffic
+        return at_swallowed if at_swallowed < step else step
     return step
 
 
@@ -550,8 +550,9 @@ class SharedFloor:
                 per_micro_batch, sync = cal.COMM_CONTENTION * fsdp.total, 0.0
                 expert = _expert_sync_s(ctx, grid)
             else:
-                fsdp, per_micro_batch, sync = None, 0.0, cal.COMM_CONTENTION * below
-                traffic = below if zero3 is False else 0.0
+                fsdp, per_micro_batch = None, 0.0
+                # Below ZeRO-3 _with_window charges the traffic itself.
+                traffic, sync = (below, 0.0) if zero3 is False else (0.0, cal.COMM_CONTENTION * below)
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
@@ -836,10 +837,8 @@ class StepBound:
         if self.modern:
             # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
             # hides costs COMM_CONTENTION, so exposed + C (total - exposed) = (1 - C) exposed + C total.
-            window *= self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))
-            exposed = self.dp_collective_s - window
-            return out + (1.0 - cal.COMM_CONTENTION) * (exposed if exposed > 0.0 else 0.0) + \
-                cal.COMM_CONTENTION * self.dp_collective_s
+            return out + _beyond_window(self.dp_collective_s,
+                                        window * self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
         # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
         window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
         exposed = self.dp_collective_s - window

@@ -430,7 +430,7 @@ def _live_grids(run, grids, choices, defer_memory=True):
     its memory floor tested when it comes first with its floor at its largest size
     (_fits_at_all), so a grid those floors rule out never has it computed; unless
     defer_memory is False (no grid fits: the memory test rules every grid out at once)."""
-    ctx, usable, floors = run.ctx, run.usable, run.floors
+    ctx, floors = run.ctx, run.floors
     live = []
     shared = {}
     shared_floor = shared_floor_applies(ctx)
@@ -457,7 +457,7 @@ def _live_grids(run, grids, choices, defer_memory=True):
                 ref = reference(grid)
                 live.append((_sketch(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _SKETCH))
             continue
-        if plan_memory(ctx, grid, *floor_plan) > usable:
+        if not _fits_at_all(run, grid, choices):
             continue
         largest = _largest_micro_batch(run, grid, choices)
         if largest is None:
@@ -568,9 +568,8 @@ _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
 
 def _fits_at_all(run, grid, choices):
     """Whether the grid's floor plan (choices.floor: the most sharded ZeRO stage, the most
-    recompute, the least micro-batch and interleaving) fits, the test _live_grids makes of
-    the grids that do not wait with a sketch."""
-    return plan_memory(run.ctx, grid, *choices.floor(grid)) <= run.usable
+    recompute, the least micro-batch and interleaving) fits: if not, no plan of it does."""
+    return choices.floor_memory(run.ctx, grid) <= run.usable
 
 
 def _least_recompute(run, grid, choices, recompute="none"):
@@ -728,7 +727,8 @@ class _Layout:
         best = bound.step(b, _best_v(bound, b, vs, 3, mode, sp), 3, mode, sp)
         below = _row_mode(self.run, self.grid, self.choices, b, self.below_zero3)
         if below is not None:
-            step = bound.step(b, _best_v(bound, b, vs, 1, below, sp), 1, below, sp)
+            zero = self.below_zero3
+            step = bound.step(b, _best_v(bound, b, vs, zero, below, sp), zero, below, sp)
             best = step if step < best else best
         return best, b, vs, mode, True
 
