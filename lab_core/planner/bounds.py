@@ -80,10 +80,18 @@ def _sync_params(ctx, grid):
     return best
 
 
+def _weights_key(grid):
+    """What a grid's gradient sync and optimizer step depend on: the weights a GPU holds
+    (tp, pp and the split, ep) and the dp x cp ranks that hold the same ones, not how
+    those ranks divide into dp and cp (sync.modern_sync places them after tensor
+    parallelism either way). For one GPU count, grids that differ only in cp share it."""
+    return grid.tp, grid.pp, grid.first, grid.last, grid.ep, grid.dp * grid.cp
+
+
 def _optimizer_s(ctx, grid, zero):
     """sync.py's optimizer step of the grid at a ZeRO stage (modern: shared and
     expert state each over its own ranks; 2021 stack: all over dp x cp)."""
-    return _remember(ctx, ("optimizer", grid, zero), _optimizer_at, grid, zero)
+    return _remember(ctx, ("optimizer", _weights_key(grid), zero), _optimizer_at, grid, zero)
 
 
 def _optimizer_at(ctx, grid, zero):
@@ -117,7 +125,7 @@ class _SyncPlan:
         self.zero, self.interleave, self.dp_shard = zero, 1, 0
 
 
-def _sync_floor(ctx, grid):
+def sync_floor(ctx, grid):
     """Seconds of data-parallel sync no plan of the grid exposes less of, on the
     modern stack: what hides still costs COMM_CONTENTION of its time
     (sync.modern_sync: exposed + C (total - exposed) >= C total), and no ZeRO
@@ -137,7 +145,7 @@ def _sync_parts(ctx, grid):
     stage with the fewest layers."""
     if not ctx.modern:
         return 0.0, None
-    return _remember(ctx, ("sync parts", grid), _sync_parts_at, grid)
+    return _remember(ctx, ("sync parts", _weights_key(grid)), _sync_parts_at, grid)
 
 
 def _sync_parts_at(ctx, grid):
@@ -155,7 +163,7 @@ def _expert_sync_s(ctx, grid):
     hidden behind the same windows); 0 without experts or on the 2021 stack."""
     if not ctx.modern or ctx.shape.experts is None:
         return 0.0
-    return _remember(ctx, ("expert sync", grid), _expert_sync_at, grid)
+    return _remember(ctx, ("expert sync", _weights_key(grid)), _expert_sync_at, grid)
 
 
 def _expert_sync_at(ctx, grid):
@@ -535,7 +543,7 @@ class SharedFloor:
         least exposed sync. A row (b, v, mode) bounds plans that recompute at
         least `mode` (floor() never falls with more recompute). zero3: the rows
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
-        _sync_parts) or only below it (False), else every ZeRO stage (_sync_floor).
+        _sync_parts) or only below it (False), else every ZeRO stage (sync_floor).
         With a class of ZeRO stage on the modern stack a row also pays the sync
         its windows cannot hold (_with_window, _with_fsdp), as StepBound does."""
         best = None
@@ -543,7 +551,7 @@ class SharedFloor:
         drain = grid.pp - 1.0
         traffic, fsdp, expert = 0.0, None, 0.0
         if zero3 is None:
-            sync, per_micro_batch = _sync_floor(ctx, grid), 0.0
+            sync, per_micro_batch = sync_floor(ctx, grid), 0.0
         else:
             below, fsdp = _sync_parts(ctx, grid)
             if zero3 and fsdp is not None:
@@ -709,7 +717,7 @@ class StepBound:
         self.optimizer_s_replicated = _optimizer_s(ctx, grid, 0)
         self.optimizer_s_sharded = _optimizer_s(ctx, grid, 1) if self.syncs else self.optimizer_s_replicated
         self.dp_collective_s = probe.dp_comm_total_s
-        self.sync_floor = _sync_floor(ctx, grid)
+        self.sync_floor = sync_floor(ctx, grid)
         # The modern stack hides the shared weights' and the experts' gradient
         # syncs each behind the same windows (sync.modern_sync): twice the room.
         self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
@@ -767,7 +775,7 @@ class StepBound:
             if zero is None or zero == 3:
                 z3 = self._least(busy, sends, drain, m, v, True)
                 best = z3 if best is None or z3 < best else best
-        # Every plan exposes at least the least sync (_sync_floor), which the bounds above
+        # Every plan exposes at least the least sync (sync_floor), which the bounds above
         # leave out where they model no sync (a grid without sharded ranks, ZeRO-3 there).
         least = busy * (1.0 + drain) + self.optimizer_s_sharded + self.sync_floor
         return best if best > least else least
@@ -804,7 +812,7 @@ class StepBound:
         recomputes fully): each part of the busy time is least at the largest
         micro-batch (GEMM rates and message sizes grow with b, fixed
         per-micro-batch costs fall), with sequence parallelism on, no bubble
-        and the least exposed sync (_sync_floor); plus the least optimizer step."""
+        and the least exposed sync (sync_floor); plus the least optimizer step."""
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         return self._busy(largest_micro_batch, recompute, True) + optimizer + self.sync_floor
 

@@ -51,7 +51,7 @@ from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes, sync_floor
 from .shapes import needs_full, possible_classes, shape_classes
 from .space import Grid, divisors, space_for
 from .staircase import Staircase
@@ -488,7 +488,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
     (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
-    whole batch's size, times the least bubble); then with its floor at its largest
+    whole batch's size, times the least bubble, plus the least sync); then with its floor at its largest
     micro-batch size (largest None), which no row's bound is below (_at_largest:
     SharedFloor.floor is least at the largest micro-batch); then with the bound over its
     rows up to the largest micro-batch that fits, at the least recompute every plan of it
@@ -588,13 +588,13 @@ def _least_recompute(run, grid, choices, recompute="none"):
 def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     """A grid's floor before its largest micro-batch that fits is searched for: its busy
     time at its largest size (below every size's, SharedFloor.floor) times the least
-    bubble (_least_bubble), plus the optimizer step; at full recompute when every plan of
-    the grid needs it (_least_recompute). The bubble sets a deep pipeline over a few
+    bubble (_least_bubble), plus the optimizer step and the least sync (bounds.sync_floor,
+    as in _sketch); at full recompute when every plan of the grid needs it (_least_recompute). The bubble sets a deep pipeline over a few
     sequences per replica apart, and memory forces a large model to recompute."""
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
-    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid)
+    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
 
 
 def _least_bubble(ctx, grid, choices, sizes):
@@ -616,14 +616,17 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     with every GEMM, TP message, logit and exchange at the rate of the whole global
     batch in one micro-batch (no grid's micro-batch is larger, and none runs them
     slower per sequence; SharedFloor.floor, once per (tp, cp, ep)), times the least
-    bubble (_least_bubble). Its per-micro-batch costs (pass overheads, the
-    context-parallel and expert exchanges) count R / B micro-batches, R of the
-    replica's B sequences: a fraction of one, below the whole replica batch's cost
-    (an exchange's seconds per sequence never rise with the micro-batch). Most grids
-    of a large GPU count wait here until the incumbent rules them out. recompute
-    "full": the same for plans that recompute fully (the second pass)."""
+    bubble (_least_bubble), plus the least optimizer step and the least sync
+    (bounds.sync_floor; both shared by the grids that differ only in cp). Its
+    per-micro-batch costs (pass overheads, the context-parallel and expert exchanges)
+    count R / B micro-batches, R of the replica's B sequences: a fraction of one,
+    below the whole replica batch's cost (an exchange's seconds per sequence never
+    rise with the micro-batch). Most grids of a large GPU count wait here until the
+    incumbent rules them out; the sync sets apart the shallow pipelines whose replicas
+    each hold a large part of a large model. recompute "full": the same for plans
+    that recompute fully (the second pass)."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
-    return busy * _least_bubble(ctx, grid, choices, sizes)
+    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
 
 
 def _interleave_rows(ctx, grid, choices, largest):

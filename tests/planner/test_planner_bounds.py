@@ -7,8 +7,8 @@ import pytest
 
 from lab_core import Parallelism, Workload, evaluate
 from lab_core.context import context_for
-from lab_core.planner import search
-from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies
+from lab_core.planner import bounds, search
+from lab_core.planner.bounds import SharedFloor, StepBound, plan_memory, shared_floor_applies, sync_floor
 from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
@@ -74,10 +74,11 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
 @pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
 def test_first_grid_floors_never_exceed_evaluate(w, par):
     """The floors a grid waits with before any memory search (search.py): the sketch (every
-    rate at the whole batch's size, the least bubble) below every plan of the grid; the floor
-    at its largest size (its busy time there, the least bubble, full recompute when the
-    leanest plan of the grid needs it) below every plan of the grid that fits (the
-    candidates), and in the second pass below every one that recomputes fully."""
+    rate at the whole batch's size, the least bubble, the least optimizer step and sync) below
+    every plan of the grid; the floor at its largest size (its busy time there, the least
+    bubble, full recompute when the leanest plan of the grid needs it, the same optimizer
+    step and sync) below every plan of the grid that fits (the candidates), and in the second
+    pass below every one that recomputes fully."""
     wctx = context_for(w)
     grid = Grid.of(par)
     run = search._Search(w, None)
@@ -95,9 +96,11 @@ def test_first_grid_floors_never_exceed_evaluate(w, par):
         assert search._at_largest(run, grid, choices, shared, sizes, "full") <= report.step_s * (1 + 1e-12)
 
 
-def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
+def test_first_grid_floor_counts_the_bubble_forced_recompute_and_sync():
     """The first floor is not the bare busy time: a deep pipeline over few sequences per replica
-    pays its bubble, and a grid whose leanest plan must recompute fully pays the replay."""
+    pays its bubble, a grid whose leanest plan must recompute fully pays the replay, and one
+    whose replicas each hold half of 405B parameters (TP 8, no pipeline) pays the contention
+    of their gradient sync, half as much again as its busy time."""
     w = Workload(params=405e9, layers=126, hidden=16384, heads=128, kv_heads=8, ffn_hidden=79872,
                  vocab=128256, gpu="h100_80gb", gpus=2048, seq_len=32768, global_batch_tokens=4194304)
     deep = Grid(2, 1, 64, 16, 1, 1, 1)
@@ -107,7 +110,37 @@ def test_first_grid_floor_counts_the_bubble_and_forced_recompute():
     flat = Grid(8, 2, 1, 128, 1, 0, 0)
     run, choices, sizes, shared = _first_floor_parts(w, flat)
     assert search._least_recompute(run, flat, choices) == "full"
-    assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(run.ctx, flat, sizes[-1], "full")
+    sync = sync_floor(run.ctx, flat)
+    assert sync > 0.4 * shared.floor(run.ctx, flat, sizes[-1], "full")
+    assert search._at_largest(run, flat, choices, shared, sizes) == shared.floor(run.ctx, flat, sizes[-1], "full") + sync
+    assert search._sketch(run.ctx, flat, choices, shared, sizes) > sync
+
+
+@pytest.mark.parametrize("w", [
+    Workload(params=405e9, gpus=2048, gpu="h100_80gb", seq_len=32768, global_batch_tokens=4194304),
+    Workload(params=141e9, layers=56, hidden=6144, heads=48, kv_heads=8, ffn_hidden=24576, vocab=32768, experts=8,
+             experts_per_token=2, expert_ffn_hidden=24576, gpus=128, seq_len=16384, global_batch_tokens=16777216),
+    Workload(params=70e9, gpus=512, stack="torch_native", seq_len=32768, global_batch_tokens=4194304),
+    Workload(params=175e9, gpus=1024, stack="megatron_lm_2021", seq_len=32768, global_batch_tokens=4194304),
+])
+def test_grids_that_differ_only_in_cp_share_their_sync_and_optimizer(w):
+    """bounds._weights_key: a grid's sync floor, ZeRO-3 traffic, experts' sync and optimizer
+    step depend on dp x cp, not on its split into dp and cp, so the grids of one GPU count
+    that differ only in cp share them; each one computed afresh equals the shared figure."""
+    wctx = context_for(w)
+    groups = {}
+    for grid in space_for(w).layouts(w.gpus):
+        groups.setdefault(bounds._weights_key(grid), []).append(grid)
+    shared = [grids for grids in groups.values() if len({g.cp for g in grids}) > 1]
+    assert shared
+    for grids in shared:
+        figures = []
+        for grid in grids:
+            bounds._REMEMBERED[0] = None  # computed afresh for this grid
+            below, fsdp = bounds._sync_parts(wctx, grid)
+            figures.append((sync_floor(wctx, grid), below, fsdp.total if fsdp is not None else None,
+                            bounds._expert_sync_s(wctx, grid), bounds._optimizer_s(wctx, grid, 1)))
+        assert all(figure == figures[0] for figure in figures), grids
 
 
 def _first_floor_parts(w, grid):
