@@ -1,6 +1,8 @@
 """The "model vs published runs" page: the rows of the validation table
 (labsite.validation) that have a page entry, each predicted figure next to the
 published one and the error, computed at build time."""
+import re
+
 from ..slots import slot_renderer
 from ..folding import cjk_tidy
 from ..validation import SUMMARY_LINES, summary
@@ -40,7 +42,42 @@ def row_view(row, lang, catalog):
         "predicted": number(row.predicted), "published": number(row.published),
         "unit": texts["units"][entry.unit], "error": signed(row.error), "abs_error": abs(row.error),
         "kind": row.kind, "kind_label": texts["kinds"][row.kind], "note": note,
+        "error_value": row.error, "model": label.get("model"), "gpus": entry.label.get("gpus"),
     }
+
+
+# A note's figures, computed from the rows it is under (fill_note).
+_NOTE_FIGURE = re.compile(r"\{(err|range|most):([+\-±])([^}]*)\}")
+
+
+def fill_note(note, rows, where):
+    """The note with its figures taken from `rows` (the rows it is under), so no
+    error is typed by hand: {err:+MODEL} or {err:-MODEL@GPUS}, the error of that
+    row in whole percent; {range:+} the least to the most of the rows' errors
+    ("13–20"), or of a model's rows with {range:+MODEL}; {most:+} the largest of
+    the rows that miss that way. The sign says which way the prose has the lab
+    miss (+: the lab's figure above the published one, -: below, ±: either); a
+    row that misses the other way, or a MODEL that names no row (or several, for
+    err), stops the build with the note's place (where) and its placeholder."""
+    def figure(match):
+        kind, sign, key = match.groups()
+        model, _, gpus = key.partition("@")
+        chosen = [row for row in rows if (not model or row["model"] == model)
+                  and (not gpus or str(row["gpus"]) == gpus)
+                  and (kind != "most" or sign == "±" or (row["error_value"] > 0) == (sign == "+"))]
+        if not chosen or kind == "err" and len(chosen) > 1:
+            raise ValueError(f"validation note {where}: {match.group(0)} names {len(chosen)} rows (one or more: "
+                             "MODEL as in end_to_end.yaml, @GPUS to tell its rows apart)")
+        for row in chosen:
+            if sign != "±" and (row["error_value"] > 0) != (sign == "+"):
+                raise ValueError(f"validation note {where}: {match.group(0)} says the lab misses "
+                                 f"{'above' if sign == '+' else 'below'} the published figure, but "
+                                 f"{row['model']} on {row['gpus']} GPUs is {signed(row['error_value'])}%")
+        values = sorted(round(abs(row["error_value"])) for row in chosen)
+        if kind == "range" and values[0] != values[-1]:
+            return f"{values[0]}–{values[-1]}"
+        return str(values[-1])
+    return _NOTE_FIGURE.sub(figure, note)
 
 
 @slot_renderer("validation")
@@ -57,10 +94,9 @@ def render_validation(ctx):
     for group in groups:
         # A note every row of a group shares is said once, under its heading.
         notes = {row["note"] for row in group["rows"]}
-        group["note"] = notes.pop() if len(notes) == 1 else ""
-        if group["note"]:
-            for row in group["rows"]:
-                row["note"] = ""
+        group["note"] = fill_note(notes.pop(), group["rows"], group["id"]) if len(notes) == 1 else ""
+        for row in group["rows"]:
+            row["note"] = "" if group["note"] else fill_note(row["note"], [row], group["id"])
     stats = summary(all_rows)
     averages = [{"kind": kind, "label": ctx.catalog["validation"]["kinds"][kind], "mean": f"{stats[kind][0]:.1f}",
                  "count": stats[kind][1]} for kind in SUMMARY_LINES]

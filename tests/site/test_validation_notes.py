@@ -1,0 +1,60 @@
+"""The "model vs published runs" page's notes take the errors they quote from
+the rows they sit under (pages.validation.fill_note), in both languages; a note
+whose prose no longer matches its rows stops the build with its place."""
+import re
+
+import pytest
+
+from labsite.catalog import LANGUAGES, load_catalogs
+from labsite.pages.validation import fill_note
+from labtest import language_dir
+
+PLACEHOLDER = re.compile(r"\{(?:err|range|most):[^}]*\}")
+
+
+def _row(model, gpus, error):
+    return {"model": model, "gpus": gpus, "error_value": error}
+
+
+ROWS = [_row("DeepSeek-V3", 256, -14.61), _row("GPT-OSS-120B", 64, 9.74), _row("Qwen3-30B-A3B", 8, 62.79),
+        _row("DeepSeek-V3", 1024, -10.25)]
+
+
+def test_figures_come_from_the_rows():
+    assert fill_note("{err:+Qwen3-30B-A3B}% fast, {err:-DeepSeek-V3@256}% slow", ROWS, "g") == "63% fast, 15% slow"
+    assert fill_note("{range:-DeepSeek-V3}%", ROWS, "g") == "10–15%"
+    assert fill_note("up to {most:+}%", ROWS, "g") == "up to 63%"
+    assert fill_note("{range:±}%", ROWS, "g") == "10–63%"
+    assert fill_note("{range:-}%", ROWS[:1], "g") == "15%"
+    assert fill_note("no figures: 57% faster", ROWS, "g") == "no figures: 57% faster"
+
+
+@pytest.mark.parametrize("note, message", [
+    ("{err:-Qwen3-30B-A3B}", "says the lab misses below the published figure, but Qwen3-30B-A3B on 8 GPUs is +62.8%"),
+    ("{range:-}", "GPT-OSS-120B on 64 GPUs is +9.7%"),
+    ("{err:-DeepSeek-V3}", "names 2 rows"),
+    ("{err:+Mixtral}", "names 0 rows"),
+    ("{err:+Qwen3-30B-A3B@16}", "names 0 rows"),
+])
+def test_a_note_that_no_longer_matches_its_rows_stops_the_build(note, message):
+    with pytest.raises(ValueError) as caught:
+        fill_note(note, ROWS, "mbridge_2604_moe")
+    assert "validation note mbridge_2604_moe: " in str(caught.value) and message in str(caught.value)
+
+
+def test_each_note_quotes_the_same_figures_in_every_language():
+    notes = {lang: load_catalogs()[lang]["validation"]["notes"] for lang in LANGUAGES}
+    quoted = 0
+    for key, text in notes[LANGUAGES[0]].items():
+        figures = PLACEHOLDER.findall(text)
+        quoted += len(figures)
+        for lang in LANGUAGES[1:]:
+            assert sorted(PLACEHOLDER.findall(notes[lang][key])) == sorted(figures), (lang, key)
+    assert quoted >= 10
+
+
+def test_the_built_page_shows_figures_not_placeholders(built_site):
+    for lang in LANGUAGES:
+        html = (language_dir(built_site, lang) / "validation" / "index.html").read_text(encoding="utf-8")
+        assert not PLACEHOLDER.search(html), lang
+        assert re.search(r"\d+–\d+%", html), lang
