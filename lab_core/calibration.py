@@ -23,7 +23,7 @@ GEMM_EFFICIENCY = {
     "h100_96gb_500w": 0.704,
     "h800_80gb": 0.704,
     "h200_141gb": 0.704,
-    "b200_192gb": 0.557,
+    "b200_192gb": 0.675,
 }
 
 # Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
@@ -40,14 +40,19 @@ POWER_CAPPED_H100_PEAK_FLOPS = 0.5 * (989e12 + 835e12)
 # throughput on H800 by shape at M = 128 and 4,096 rows (deepseek-ai/DeepGEMM
 # README, "Normal GEMMs for dense models", commit a9967bc; 12 shapes, rms 13%;
 # content/validation/gemm_measurements.yaml, tools/fit_modern_stack.py); the
-# same shape dependence is assumed in 16-bit and on B200. a100: 0 (one size, above).
+# same shape dependence is assumed in 16-bit. b200: both scales 2.63 times the
+# Hopper ones, CALIBRATED on OpenXLA's matmul table, which measured H100 and B200
+# with one harness (48 training-sized 16-bit shapes, m >= 1,024 rows and
+# min(n, k) >= 512; log least squares of each shape's B200 / H100 efficiency,
+# rms 9.5%): B200's tensor cores do twice the H100's work per SM per cycle, so a
+# GEMM must be larger to fill them. a100: 0 (one size, above).
 GEMM_TOKEN_SCALE = {
     "a100_80gb": 0.0,
     "h100_80gb": 276.0,
     "h100_96gb_500w": 276.0,
     "h800_80gb": 276.0,
     "h200_141gb": 276.0,
-    "b200_192gb": 276.0,
+    "b200_192gb": 724.0,
 }
 GEMM_WIDTH_SCALE = {
     "a100_80gb": 0.0,
@@ -55,7 +60,7 @@ GEMM_WIDTH_SCALE = {
     "h100_96gb_500w": 670.0,
     "h800_80gb": 670.0,
     "h200_141gb": 670.0,
-    "b200_192gb": 670.0,
+    "b200_192gb": 1758.0,
 }
 
 # Fraction of the FP8 dense peak FP8 transformer GEMMs reach before the size
@@ -73,7 +78,7 @@ FP8_GEMM_EFFICIENCY = {
     "h100_96gb_500w": 0.621,
     "h800_80gb": 0.621,
     "h200_141gb": 0.643,
-    "b200_192gb": 0.548,
+    "b200_192gb": 0.664,
 }
 
 # How a flash-attention kernel's rate grows with the query tokens of one

@@ -6,6 +6,8 @@ row of content/validation/end_to_end.yaml stays out of sample):
 1. GEMM shape: GEMM_TOKEN_SCALE and GEMM_WIDTH_SCALE from DeepGEMM's FP8 GEMM
    throughput on H800 at M = 128 and 4,096 rows (content/validation/gemm_measurements.yaml;
    two row counts so the token scale is identified; the M = 64 rows are memory-bound).
+   B200's scales are those times the factor by which its size terms exceed the
+   H100's in XLA's 16-bit matmul table of both GPUs (fit_b200_shape).
 2. Attention shape: ATTENTION_SEQ_SCALE from FlashAttention-3's forward
    throughput on H100 by sequence length (the same file).
 3. Modern runs: FP8_GEMM_EFFICIENCY (Hopper, B200), ATTENTION_EFFICIENCY,
@@ -75,6 +77,25 @@ def fit_gemm_shape():
         return np.log(x[0] / (1.0 + x[1] / m + x[2] / width) / measured)
 
     return least_squares(residuals, [0.8, 100.0, 500.0], bounds=([0.1, 0.0, 0.0], [1.0, 1e5, 1e5])).x
+
+
+def fit_b200_shape(token_scale, width_scale):
+    """(efficiency ratio, scale factor) of B200 against H100 in XLA's matmul table:
+    each shape's measured B200 / H100 efficiency as r (1 + T0/m + W0/w) / (1 + s T0/m + s W0/w),
+    T0 and W0 the H100's scales (from fit_gemm_shape), w = min(n, k). One harness measured both
+    GPUs, so its own offsets cancel in the ratio; B200's size terms are s times the H100's."""
+    table = measurements()["xla_matmul_bf16"]
+    peak = table["peak_tflops"]
+    rows = table["rows"]
+    m = np.array([r["m"] for r in rows], float)
+    width = np.array([min(r["n"], r["k"]) for r in rows], float)
+    measured = np.array([(r["b200"] / peak["b200_192gb"]) / (r["h100"] / peak["h100_80gb"]) for r in rows])
+    hopper = 1.0 + token_scale / m + width_scale / width
+
+    def residuals(x):
+        return np.log(x[0] * hopper / (1.0 + x[1] * (token_scale / m + width_scale / width)) / measured)
+
+    return least_squares(residuals, [1.0, 2.0], bounds=([0.1, 0.1], [3.0, 20.0])).x
 
 
 def fit_attention_shape():
@@ -159,6 +180,10 @@ def main():
     print(f"GEMM shape (DeepGEMM H800 FP8, M >= {SHAPE_MIN_ROWS}): E {efficiency:.3f}, "
           f"GEMM_TOKEN_SCALE {tokens:.0f} (shipped {cal.GEMM_TOKEN_SCALE['h100_80gb']:.0f}), "
           f"GEMM_WIDTH_SCALE {width:.0f} (shipped {cal.GEMM_WIDTH_SCALE['h100_80gb']:.0f})")
+    ratio, scale = fit_b200_shape(tokens, width)
+    print(f"B200 against H100 (XLA's 16-bit matmul table): size terms x{scale:.2f}, large-GEMM efficiency "
+          f"x{ratio:.3f}; GEMM_TOKEN_SCALE {tokens * scale:.0f} (shipped {cal.GEMM_TOKEN_SCALE['b200_192gb']:.0f}), "
+          f"GEMM_WIDTH_SCALE {width * scale:.0f} (shipped {cal.GEMM_WIDTH_SCALE['b200_192gb']:.0f})")
     _, seq_scale = fit_attention_shape()
     print(f"Attention shape (FlashAttention-3 H100 forward): ATTENTION_SEQ_SCALE {seq_scale:.0f} "
           f"(shipped {cal.ATTENTION_SEQ_SCALE['h100_80gb']:.0f})")

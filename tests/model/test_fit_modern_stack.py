@@ -13,9 +13,28 @@ REL = 0.02   # the shipped constants are rounded to three digits
 
 def test_gemm_shape_constants_are_the_deepgemm_fit():
     _, tokens, width = fit.fit_gemm_shape()
-    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb", "b200_192gb"):
+    for gpu in ("h100_80gb", "h800_80gb", "h200_141gb"):
         assert cal.GEMM_TOKEN_SCALE[gpu] == pytest.approx(tokens, rel=REL)
         assert cal.GEMM_WIDTH_SCALE[gpu] == pytest.approx(width, rel=REL)
+
+
+def test_b200_gemm_shape_is_the_hopper_one_scaled_by_xla_s_table_of_both_gpus():
+    """B200's size terms are the Hopper ones times the factor fitted on XLA's measured 16-bit
+    matmuls of both GPUs; a larger GEMM is needed to fill B200's faster tensor cores."""
+    _, tokens, width = fit.fit_gemm_shape()
+    ratio, scale = fit.fit_b200_shape(tokens, width)
+    assert 2.0 < scale < 3.5
+    assert cal.GEMM_TOKEN_SCALE["b200_192gb"] == pytest.approx(tokens * scale, rel=REL)
+    assert cal.GEMM_WIDTH_SCALE["b200_192gb"] == pytest.approx(width * scale, rel=REL)
+
+
+def test_b200_over_h100_fp8_efficiency_fitted_end_to_end_agrees_with_xla_s_large_gemm_ratio():
+    """Two independent sources agree: the FP8 GEMM efficiencies fitted to NeMo's B200 and H100
+    runs stand in the ratio XLA's table extrapolates for large GEMMs (within 5%)."""
+    _, tokens, width = fit.fit_gemm_shape()
+    ratio, _ = fit.fit_b200_shape(tokens, width)
+    end_to_end = cal.FP8_GEMM_EFFICIENCY["b200_192gb"] / cal.FP8_GEMM_EFFICIENCY["h100_80gb"]
+    assert end_to_end == pytest.approx(ratio, rel=0.05)
 
 
 def test_attention_sequence_scale_is_the_flash_attention_3_fit():
