@@ -51,7 +51,8 @@ from ..context import context_for
 from ..evaluate import evaluate
 from ..parallelism import RECOMPUTE_MODES, Parallelism
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes, sync_floor
+from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
+                     stage_activation_bytes, stage_state_bytes, sync_floor)
 from .shapes import needs_full, possible_classes, shape_classes
 from .space import Grid, divisors, space_for
 from .staircase import Staircase
@@ -488,8 +489,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
     (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
-    whole batch's size, times the least bubble, plus the least sync); then with its floor at its largest
-    micro-batch size (largest None), which no row's bound is below (_at_largest:
+    whole batch's size, times the least bubble, plus the least sync); then with its floor
+    at its largest micro-batch size (largest None), which no row's bound is below (_at_largest:
     SharedFloor.floor is least at the largest micro-batch); then with the bound over its
     rows up to the largest micro-batch that fits, at the least recompute every plan of it
     needs (_least_recompute) and any ZeRO stage (SharedFloor.least); then with the bound
@@ -589,8 +590,9 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     """A grid's floor before its largest micro-batch that fits is searched for: its busy
     time at its largest size (below every size's, SharedFloor.floor) times the least
     bubble (_least_bubble), plus the optimizer step and the least sync (bounds.sync_floor,
-    as in _sketch); at full recompute when every plan of the grid needs it (_least_recompute). The bubble sets a deep pipeline over a few
-    sequences per replica apart, and memory forces a large model to recompute."""
+    as in _sketch); at full recompute when every plan of the grid needs it
+    (_least_recompute). The bubble sets a deep pipeline over a few sequences per replica
+    apart, and memory forces a large model to recompute."""
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
