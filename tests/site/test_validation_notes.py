@@ -12,12 +12,12 @@ from labtest import language_dir
 PLACEHOLDER = re.compile(r"\{(?:err|range|most):[^}]*\}")
 
 
-def _row(model, gpus, error):
-    return {"model": model, "gpus": gpus, "error_value": error}
+def _row(model, gpus, error, **variants):
+    return {"model": model, "gpus": gpus, "error_value": error, "variants": variants}
 
 
-ROWS = [_row("DeepSeek-V3", 256, -14.61), _row("GPT-OSS-120B", 64, 9.74), _row("Qwen3-30B-A3B", 8, 62.79),
-        _row("DeepSeek-V3", 1024, -10.25)]
+ROWS = [_row("DeepSeek-V3", 256, -14.61, slow=-30.1), _row("GPT-OSS-120B", 64, 9.74, slow=-5.2),
+        _row("Qwen3-30B-A3B", 8, 62.79, slow=-6.7), _row("DeepSeek-V3", 1024, -10.25, slow=-17.2)]
 
 
 def test_figures_come_from_the_rows():
@@ -27,6 +27,8 @@ def test_figures_come_from_the_rows():
     assert fill_note("{range:±}%", ROWS, "g") == "10–63%"
     assert fill_note("{range:-}%", ROWS[:1], "g") == "15%"
     assert fill_note("no figures: 57% faster", ROWS, "g") == "no figures: 57% faster"
+    # ~VARIANT: the rows re-run with a variant of their group's settings.
+    assert fill_note("{range:-~slow}%, {err:-DeepSeek-V3@1024~slow}%", ROWS, "g") == "5–30%, 17%"
 
 
 @pytest.mark.parametrize("note, message", [
@@ -35,6 +37,8 @@ def test_figures_come_from_the_rows():
     ("{err:-DeepSeek-V3}", "names 2 rows"),
     ("{err:+Mixtral}", "names 0 rows"),
     ("{err:+Qwen3-30B-A3B@16}", "names 0 rows"),
+    ("{err:+Qwen3-30B-A3B~slow}", "but Qwen3-30B-A3B on 8 GPUs is -6.7% with slow"),
+    ("{range:-~fast}", "the group has no variant 'fast'"),
 ])
 def test_a_note_that_no_longer_matches_its_rows_stops_the_build(note, message):
     with pytest.raises(ValueError) as caught:
@@ -58,3 +62,22 @@ def test_the_built_page_shows_figures_not_placeholders(built_site):
         html = (language_dir(built_site, lang) / "validation" / "index.html").read_text(encoding="utf-8")
         assert not PLACEHOLDER.search(html), lang
         assert re.search(r"\d+–\d+%", html), lang
+
+
+def test_a_variant_is_the_row_re_run_with_the_group_settings_and_its_own():
+    """end_to_end.yaml `variants`: a group's what-if settings, refined per row (fms_fsdp reads each row's
+    network per GPU); the row's variant error is that run's, evaluated by the model like any row."""
+    from labsite.validation.runs import end_to_end_runs, end_to_end_rows
+    from labsite.validation.table import error_percent
+    runs = [run for run in end_to_end_runs() if run.group["id"] in ("fms_fsdp", "moe_mbridge_h100_pred")]
+    rows = end_to_end_rows(runs)
+    for run, row in zip(runs, rows):
+        for name in run.group["variants"]:
+            again = run.variant(name)
+            assert row.page.variants[name] == pytest.approx(error_percent(again.predicted(), run.published))
+            assert row.page.variants[name] != pytest.approx(row.error)
+    speeds = {run.spec["gpus"]: (run.spec["inter_node_gbps"], run.variant("per_gpu_nic").spec["inter_node_gbps"])
+              for run in runs if run.group["id"] == "fms_fsdp"}
+    assert speeds == {96: (100, 800), 128: (50, 400)}
+    assert [run.variant("per_node").spec["moe_dispatcher"] for run in runs
+            if run.group["id"] == "moe_mbridge_h100_pred"] == ["per_node"]

@@ -43,6 +43,7 @@ def row_view(row, lang, catalog):
         "unit": texts["units"][entry.unit], "error": signed(row.error), "abs_error": abs(row.error),
         "kind": row.kind, "kind_label": texts["kinds"][row.kind], "note": note,
         "error_value": row.error, "model": label.get("model"), "gpus": entry.label.get("gpus"),
+        "variants": entry.variants,
     }
 
 
@@ -55,25 +56,38 @@ def fill_note(note, rows, where):
     error is typed by hand: {err:+MODEL} or {err:-MODEL@GPUS}, the error of that
     row in whole percent; {range:+} the least to the most of the rows' errors
     ("13–20"), or of a model's rows with {range:+MODEL}; {most:+} the largest of
-    the rows that miss that way. The sign says which way the prose has the lab
-    miss (+: the lab's figure above the published one, -: below, ±: either); a
-    row that misses the other way, or a MODEL that names no row (or several, for
-    err), stops the build with the note's place (where) and its placeholder."""
+    the rows that miss that way. A ~VARIANT suffix ({range:+~per_node}) takes the
+    rows' errors re-run with that variant of their group's settings (end_to_end.yaml
+    `variants`: the what-ifs a note quotes). The sign says which way the prose has
+    the lab miss (+: the lab's figure above the published one, -: below, ±:
+    either); a row that misses the other way, a MODEL that names no row (or
+    several, for err) or a variant the group lacks stops the build with the
+    note's place (where) and its placeholder."""
     def figure(match):
         kind, sign, key = match.groups()
+        key, _, variant = key.partition("~")
         model, _, gpus = key.partition("@")
+
+        def error(row):
+            if not variant:
+                return row["error_value"]
+            if variant not in (row.get("variants") or {}):
+                raise ValueError(f"validation note {where}: {match.group(0)}: the group has no variant "
+                                 f"'{variant}' (end_to_end.yaml: variants)")
+            return row["variants"][variant]
         chosen = [row for row in rows if (not model or row["model"] == model)
                   and (not gpus or str(row["gpus"]) == gpus)
-                  and (kind != "most" or sign == "±" or (row["error_value"] > 0) == (sign == "+"))]
+                  and (kind != "most" or sign == "±" or (error(row) > 0) == (sign == "+"))]
         if not chosen or kind == "err" and len(chosen) > 1:
             raise ValueError(f"validation note {where}: {match.group(0)} names {len(chosen)} rows (one or more: "
                              "MODEL as in end_to_end.yaml, @GPUS to tell its rows apart)")
         for row in chosen:
-            if sign != "±" and (row["error_value"] > 0) != (sign == "+"):
+            if sign != "±" and (error(row) > 0) != (sign == "+"):
                 raise ValueError(f"validation note {where}: {match.group(0)} says the lab misses "
                                  f"{'above' if sign == '+' else 'below'} the published figure, but "
-                                 f"{row['model']} on {row['gpus']} GPUs is {signed(row['error_value'])}%")
-        values = sorted(round(abs(row["error_value"])) for row in chosen)
+                                 f"{row['model']} on {row['gpus']} GPUs is {signed(error(row))}%"
+                                 + (f" with {variant}" if variant else ""))
+        values = sorted(round(abs(error(row))) for row in chosen)
         if kind == "range" and values[0] != values[-1]:
             return f"{values[0]}–{values[-1]}"
         return str(values[-1])

@@ -10,7 +10,7 @@ import lab_core
 
 from ..paths import CONTENT
 from ..scenarios import METRICS, load_scenarios, predicted
-from .table import PageEntry, Row, rel
+from .table import PageEntry, Row, error_percent, rel
 
 END_TO_END = CONTENT / "validation" / "end_to_end.yaml"
 #: Scenario files come from many stacks (MT-NLG's DeepSpeed pipeline engine is
@@ -57,6 +57,13 @@ class EndToEndRun:
         kwargs = {key: self.spec[key] for key in _LAYOUT_KEYS if key in self.spec}
         return lab_core.Parallelism(dp=self.dp, **kwargs)
 
+    def variant(self, name):
+        """The run with one of its group's `variants` applied: settings the group's note
+        quotes a what-if of (its figures computed, not typed); a row may refine them
+        under its own `variants` (e.g. a per-row network speed)."""
+        settings = dict(self.group["variants"][name], **self.spec.get("variants", {}).get(name, {}))
+        return EndToEndRun(self.group, dict(self.spec, **settings))
+
     def predicted(self):
         """The lab's value of the run's published metric (its unit: s or TFLOP/s)."""
         workload = self.workload()
@@ -86,8 +93,9 @@ def end_to_end_rows(runs=None):
         g, spec = run.group, run.spec
         label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "micro_batch") if key in spec}
         what = f"{spec['model']} t{spec['tp']} p{spec['pp']} d{run.dp} {spec.get('recompute', '')} {g['metric']}"
+        variants = {name: error_percent(run.variant(name).predicted(), run.published) for name in g.get("variants", {})}
         page = PageEntry(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
-                         page_unit(METRICS[g["metric"]]), spec.get("note", g["id"]), label)
+                         page_unit(METRICS[g["metric"]]), spec.get("note", g["id"]), label, variants=variants)
         rows.append(Row(g["id"], what, run.predicted(), run.published, rel(g["tolerance_percent"] / 100.0),
                         g.get("kind", "prediction"), page, megatron=g.get("megatron_style", True),
                         modern=is_modern_throughput(run)))

@@ -68,6 +68,7 @@ class PageEntry:
     note: str = ""        # validation.notes.<note>, may be empty
     label: dict = field(default_factory=dict)   # values for the quantity label
     note_text: dict = None                       # {en, zh} note from a scenario file
+    variants: dict = field(default_factory=dict)  # error (percent) of the row re-run with a group's variant settings
 
 
 @dataclass(frozen=True)
