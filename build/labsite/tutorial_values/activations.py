@@ -11,7 +11,7 @@ from lab_core.parallelism import RECOMPUTE_MODES
 from lab_core.planner import recommend
 
 from ..reference import gpt3, gpt3_workload
-from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, case, chapter, evaluate, exercise
+from .common import Chapter, GB, GPT3_GPUS, GPT3_LAYOUT, case, chapter, evaluate, exercise, layout_text
 from .scenario_runs import branch, per_stage, published_run, run_name
 
 #: Llama 3 70B's shape (arXiv:2407.21783 Table 3) on 512 H100s, 4M-token batches:
@@ -219,6 +219,7 @@ def _exercise_values(example):
         plan = exercise("activations", exercise_id)
         p, r = plan.layout, plan.report
         values[f"ex_plan_{name}_recompute"] = (p.recompute, "text")
+        values[f"ex_plan_{name}_layout"] = layout_text(p)
         for dim in ("tp", "pp", "dp", "micro_batch"):
             values[f"ex_plan_{name}_{dim}"] = (getattr(p, dim), "count")
         values[f"ex_plan_{name}_mfu"] = (r.mfu, "percent")

@@ -90,6 +90,15 @@ class Case:
         return f"Case({self.key!r}, {self.options!r})"
 
 
+def layout_text(p):
+    """A plan's grid as a chapter prints it, "TP 8 × CP 2 × PP 16 × DP 64" (context
+    parallelism only when used, expert parallelism after it: ", EP 8"), as a "text"
+    value: a planner's plan may use any of them, and TP × PP × DP alone would then
+    leave GPUs out."""
+    text = f"TP {p.tp}" + (f" × CP {p.cp}" if p.cp > 1 else "") + f" × PP {p.pp} × DP {p.dp:,}"
+    return (text + (f", EP {p.ep}" if p.ep > 1 else "")), "text"
+
+
 def case(key, *options):
     """A ``(Case, "case")`` value: ``values["verdict"] = case("hidden" if … else "exposed", "hidden", "exposed")``."""
     return Case(key, options), "case"

@@ -18,7 +18,7 @@ from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from lab_core.timing import layer_times
 
 from .activations import LLAMA70_SHAPE
-from .common import Chapter, case, chapter, evaluate, exercise
+from .common import Chapter, case, chapter, evaluate, exercise, layout_text
 from .scenario_runs import branch, published_run, run_name, state_values
 
 GPUS = 512
@@ -297,6 +297,7 @@ def _variant_values():
         "big_state": (state, "bytes"), "big_min_gpus": (state / w.gpu_memory_bytes, "plain"),
         "big_batch": (w.batch_sequences, "count"),
         "big_tp": (p.tp, "count"), "big_pp": (p.pp, "count"), "big_dp": (p.dp, "count"), "big_zero": (p.zero, "count"),
+        "big_layout": layout_text(p),
         "big_recompute": (p.recompute, "text"), "big_v": (p.interleave, "count"),
         "big_mem": (pr.memory_bytes, "bytes"), "big_step": (pr.step_s, "duration"), "big_mfu": (pr.mfu, "percent"),
         "big_days": (pr.train_time_s / 86400.0, "days"), "big_tokens": (w.training_tokens, "scaled"),
@@ -320,7 +321,9 @@ def _exercise_values(layout):
                       ("big", "bigger-cluster")):
         values.update(state_values(f"ex_{key}", exercise("design", name)))
     big = exercise("design", "bigger-cluster").layout
-    values["ex_big_verdict"] = branch(big.zero < 3 and big.recompute != "full", "relieved", "still_tight")
+    small = recommend(lab_core.Workload(**dict(published_run("llama3-405b")[0], gpus=GPUS))).parallelism
+    values["ex_big_verdict"] = branch((big.zero, big.recompute) == (small.zero, small.recompute), "same_state",
+                                      "changed")
     return values
 
 

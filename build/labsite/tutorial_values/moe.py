@@ -99,6 +99,7 @@ def _alltoall_values(workload, layout, w, r):
         "ep_hidden": (1.0 - r.ep_comm_s / r.ep_comm_total_s, "percent"),
         "ep_verdict": branch(r.ep_comm_total_s > compute, "comm_bound", "compute_bound"),
         "exposed_fraction": (cal.MOE_ALLTOALL_EXPOSED, "percent"),
+        "contention": (cal.COMM_CONTENTION, "percent"),
         "tokens_per_s": (r.tokens_per_s, "tokens_per_s"), "published": (published, "tokens_per_s"),
         "lab_error": (abs(r.tokens_per_s / published - 1.0), "percent"),
         "lab_side": branch(r.tokens_per_s < published, "below", "above"),

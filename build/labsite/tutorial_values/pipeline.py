@@ -10,7 +10,7 @@ from lab_core.planner import recommend
 from lab_core.step_time import output_layer_times
 
 from ..reference import gpt3_workload
-from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate, exercise
+from .common import GPT3_GPUS, GPT3_LAYOUT, Chapter, case, chapter, evaluate, exercise, layout_text
 from .scenario_runs import branch, micro_batch, per_stage, published_run, run_name
 
 INTERLEAVE_SWEEP = (1, 2, 3, 4, 6)
@@ -209,7 +209,7 @@ def _exercise_values(example):
         layout, r = state.layout, state.report
         values.update({
             f"{key}_tp": (layout.tp, "count"), f"{key}_pp": (layout.pp, "count"), f"{key}_dp": (layout.dp, "count"),
-            f"{key}_v": (layout.interleave, "count"), f"{key}_b": (layout.micro_batch, "count"),
+            f"{key}_layout": layout_text(layout), f"{key}_v": (layout.interleave, "count"), f"{key}_b": (layout.micro_batch, "count"),
             f"{key}_micro": (r.micro_batches, "count"), f"{key}_bubble": (r.bubble_fraction, "percent"),
             f"{key}_step": (r.step_s, "duration"), f"{key}_tps": (r.tokens_per_s, "tokens_per_s"),
             f"{key}_mfu": (r.mfu, "percent"), f"{key}_batch": (state.workload.batch_sequences, "count"),

@@ -9,7 +9,7 @@ from lab_core.parallelism import check_layout
 from lab_core.step_time import micro_batch_times
 
 from ..scenarios import load_scenario
-from .common import case
+from .common import case, layout_text
 
 
 @cache
@@ -55,7 +55,7 @@ def state_values(prefix, state):
     values = {f"{prefix}_{field}": (getattr(p, field), "count")
               for field in ("tp", "cp", "pp", "dp", "ep", "zero", "interleave", "micro_batch")}
     values.update({
-        f"{prefix}_recompute": (p.recompute, "text"),
+        f"{prefix}_layout": layout_text(p), f"{prefix}_recompute": (p.recompute, "text"),
         f"{prefix}_micro": (r.micro_batches, "count"), f"{prefix}_bubble": (r.bubble_fraction, "percent"),
         f"{prefix}_step": (r.step_s, "duration"), f"{prefix}_mfu": (r.mfu, "percent"),
         f"{prefix}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"), f"{prefix}_mem": (r.memory_bytes, "bytes"),
