@@ -245,3 +245,28 @@ def test_three_d_search_counts_are_the_planners_space_and_search():
     assert values["search_space"][0] == len(plans)
     assert values["search_layouts"][0] == plan.search["layouts"] == len(grids)
     assert 0 < values["search_evaluated"][0] == plan.search["plans_evaluated"] < len(plans) / 20
+
+
+PLAN_TRIPLE = re.compile(r"TP \{(\w+)_tp\} × PP \{\1_pp\} × DP \{\1_dp\}")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=IDS)
+def test_a_layout_printed_as_tp_pp_dp_has_no_context_parallelism(chapter):
+    """A plan printed as TP × PP × DP alone leaves GPUs out when it also uses context parallelism
+    (the planner chooses it at long sequences): the chapter's values state its CP, which must be 1;
+    a plan that may use it prints {x_layout} (tutorial_values.common.layout_text) instead."""
+    values = chapter_data(chapter["id"]).values
+
+    def strings(node):
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            for item in node.values():
+                yield from strings(item)
+        elif isinstance(node, list):
+            for item in node:
+                yield from strings(item)
+    printed = set(PLAN_TRIPLE.findall(" ".join(" ".join(text.split()) for text in strings(chapter))))
+    for prefix in printed:
+        assert f"{prefix}_cp" in values, f"{chapter['id']}: TP × PP × DP of {prefix} without {prefix}_cp"
+        assert values[f"{prefix}_cp"][0] == 1, f"{chapter['id']}: {prefix} uses CP: print {{{prefix}_layout}}"

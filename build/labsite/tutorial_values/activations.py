@@ -158,7 +158,7 @@ def _sweep():
     full_over = next((seq for seq, _, full in rows if not full.fits), None)
     values = {
         "sw_params": (SWEEP_WORKLOAD["params"], "params"), "sw_gpus": (SWEEP_WORKLOAD["gpus"], "count"),
-        "sw_tp": (SWEEP_LAYOUT["tp"], "count"), "sw_pp": (SWEEP_LAYOUT["pp"], "count"),
+        "sw_tp": (SWEEP_LAYOUT["tp"], "count"), "sw_cp": (SWEEP_LAYOUT.get("cp", 1), "count"), "sw_pp": (SWEEP_LAYOUT["pp"], "count"),
         "sw_dp": (SWEEP_LAYOUT["dp"], "count"), "sw_batch": (SWEEP_WORKLOAD["global_batch_tokens"], "tokens"),
         "sw_room": (room, "bytes"),
         "sw_short": (seq0, "count"), "sw_short_act": (none0.activations_bytes, "bytes"),
@@ -220,7 +220,7 @@ def _exercise_values(example):
         p, r = plan.layout, plan.report
         values[f"ex_plan_{name}_recompute"] = (p.recompute, "text")
         values[f"ex_plan_{name}_layout"] = layout_text(p)
-        for dim in ("tp", "pp", "dp", "micro_batch"):
+        for dim in ("tp", "cp", "pp", "dp", "micro_batch"):
             values[f"ex_plan_{name}_{dim}"] = (getattr(p, dim), "count")
         values[f"ex_plan_{name}_mfu"] = (r.mfu, "percent")
         values[f"ex_plan_{name}_mem"] = (r.memory_bytes, "bytes")

@@ -210,7 +210,7 @@ def _plan_values(w, layout, r):
     p, pr = plan.parallelism, plan.report
     values = {
         "plan_tp_share": (_tp_share(w, p.tp), "percent"),
-        "plan_tp": (p.tp, "count"), "plan_pp": (p.pp, "count"), "plan_dp": (p.dp, "count"),
+        "plan_tp": (p.tp, "count"), "plan_cp": (p.cp, "count"), "plan_pp": (p.pp, "count"), "plan_dp": (p.dp, "count"),
         "plan_cp": (p.cp, "count"), "plan_zero": (p.zero, "count"), "plan_v": (p.interleave, "count"),
         "plan_micro_batch": (p.micro_batch, "count"), "plan_recompute": (p.recompute, "text"),
         "plan_step": (pr.step_s, "duration"), "plan_mem": (pr.memory_bytes, "bytes"), "plan_mfu": (pr.mfu, "percent"),
@@ -232,7 +232,7 @@ def _plan_values(w, layout, r):
     values["alt_reason"] = case(best["reason"] if best else "none", "slower_step", "lower_goodput",
                                 "more_complex_near_tie", "faster_within_tie", "none")
     shown = best or {"parallelism": p.to_dict(), "step_s": pr.step_s, "mfu": pr.mfu}
-    for dim in ("tp", "pp", "dp", "zero"):
+    for dim in ("tp", "cp", "pp", "dp", "zero"):
         values[f"alt_{dim}"] = (shown["parallelism"][dim], "count")
     values["alt_recompute"] = (shown["parallelism"]["recompute"], "text")
     values["alt_step"] = (shown["step_s"], "duration")
@@ -269,7 +269,8 @@ def _sensitivity_values(plan_tokens_per_s):
         plan = recommend(lab_core.Workload(**dict(WORKLOAD, **change)))
         p, r = plan.parallelism, plan.report
         values.update({
-            f"s_{key}_tp": (p.tp, "count"), f"s_{key}_pp": (p.pp, "count"), f"s_{key}_dp": (p.dp, "count"),
+            f"s_{key}_tp": (p.tp, "count"), f"s_{key}_cp": (p.cp, "count"), f"s_{key}_pp": (p.pp, "count"),
+            f"s_{key}_dp": (p.dp, "count"),
             f"s_{key}_zero": (p.zero, "count"), f"s_{key}_v": (p.interleave, "count"),
             f"s_{key}_mfu": (r.mfu, "percent"), f"s_{key}_tokens_per_s": (r.tokens_per_s, "tokens_per_s"),
             f"s_{key}_change": (abs(r.tokens_per_s / plan_tokens_per_s - 1.0), "percent"),

@@ -208,7 +208,8 @@ def _exercise_values(example):
         state = exercise("pipeline", name)
         layout, r = state.layout, state.report
         values.update({
-            f"{key}_tp": (layout.tp, "count"), f"{key}_pp": (layout.pp, "count"), f"{key}_dp": (layout.dp, "count"),
+            f"{key}_tp": (layout.tp, "count"), f"{key}_cp": (layout.cp, "count"), f"{key}_pp": (layout.pp, "count"),
+            f"{key}_dp": (layout.dp, "count"),
             f"{key}_layout": layout_text(layout), f"{key}_v": (layout.interleave, "count"), f"{key}_b": (layout.micro_batch, "count"),
             f"{key}_micro": (r.micro_batches, "count"), f"{key}_bubble": (r.bubble_fraction, "percent"),
             f"{key}_step": (r.step_s, "duration"), f"{key}_tps": (r.tokens_per_s, "tokens_per_s"),
@@ -220,7 +221,7 @@ def _exercise_values(example):
     half = exercise("pipeline", "halve-batch")
     same_m = half.workload.batch_sequences // (first_layout.dp * b0)
     values.update({
-        "hb0_tp": (first_layout.tp, "count"), "hb0_pp": (p0, "count"), "hb0_dp": (first_layout.dp, "count"),
+        "hb0_tp": (first_layout.tp, "count"), "hb0_cp": (first_layout.cp, "count"), "hb0_pp": (p0, "count"), "hb0_dp": (first_layout.dp, "count"),
         "hb0_v": (v0, "count"), "hb0_micro": (base.micro_batches, "count"),
         "hb0_bubble": (base.bubble_fraction, "percent"), "hb0_tps": (base.tokens_per_s, "tokens_per_s"),
         "hb_tokens": (half.workload.global_batch_tokens, "tokens"),

@@ -190,7 +190,7 @@ def _exercises(values):
     for name in ("gpt3-2021", "gpt3-modern", "no-overlap", "small-model"):
         state = exercise("tensor_parallel", name)
         key, r, par = name.replace("-", "_"), state.report, state.layout
-        for field in ("tp", "pp", "dp", "zero", "micro_batch", "interleave"):
+        for field in ("tp", "cp", "pp", "dp", "zero", "micro_batch", "interleave"):
             values[f"ex_{key}_{field}"] = (getattr(par, field), "count")
         values[f"ex_{key}_step"] = (r.step_s, "duration")
         values[f"ex_{key}_tp_exposed"] = (r.tp_comm_s, "duration")

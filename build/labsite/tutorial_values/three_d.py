@@ -85,7 +85,7 @@ def _published_values():
 def _plan_values(w, plan, hand):
     layout, pr = plan.parallelism.to_dict(), plan.report
     values = {}
-    for name in ("tp", "pp", "dp", "zero", "micro_batch", "interleave"):
+    for name in ("tp", "cp", "pp", "dp", "zero", "micro_batch", "interleave"):
         values[f"plan_{name}"] = (layout[name], "count")
     values["plan_recompute"] = (layout["recompute"], "text")
     values["plan_layers_per_chunk"] = (w.shape.layers // (layout["pp"] * layout["interleave"]), "count")
@@ -188,8 +188,8 @@ def three_d_chapter():
               "batch": (w.batch_sequences, "count"), "layers": (w.shape.layers, "count")}
     hand = reports[:-1]
     for index, (layout, r) in enumerate(zip(layouts[:-1], hand)):
-        for name in ("tp", "pp", "dp"):
-            values[f"l{index}_{name}"] = (layout[name], "count")
+        for name in ("tp", "cp", "pp", "dp"):
+            values[f"l{index}_{name}"] = (layout.get(name, 1), "count")
         values[f"l{index}_step"] = (r.step_s, "duration")
         values[f"l{index}_mem"] = (r.memory_bytes, "bytes")
         values[f"l{index}_mfu"] = (r.mfu, "percent")

@@ -123,7 +123,7 @@ def _exercises(values):
     for name in ("stack-modern", "stack-2021", "h100-cluster", "figure-one"):
         state = exercise("zero", name)
         key, r, par = name.replace("-", "_"), state.report, state.layout
-        for field in ("tp", "pp", "dp", "zero", "micro_batch"):
+        for field in ("tp", "cp", "pp", "dp", "zero", "micro_batch"):
             values[f"ex_{key}_{field}"] = (getattr(par, field), "count")
         values[f"ex_{key}_step"] = (r.step_s, "duration")
         values[f"ex_{key}_mem"] = (r.memory_bytes, "bytes")
