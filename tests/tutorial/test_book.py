@@ -22,6 +22,7 @@ from labsite.reference import gpt3_workload
 from labsite.tutorial import REF_PREFIX, TUTORIAL_DIR, hand_typed_numbers, placeholders
 from labsite.tutorial_values import chapter_data
 from labsite.tutorial_values.common import GPT3_GPUS
+from labtest import strings_in
 
 MIN_ENGLISH_WORDS = 1500
 MIN_CHINESE_CHARACTERS = 2400
@@ -256,17 +257,7 @@ def test_a_layout_printed_as_tp_pp_dp_has_no_context_parallelism(chapter):
     (the planner chooses it at long sequences): the chapter's values state its CP, which must be 1;
     a plan that may use it prints {x_layout} (tutorial_values.common.layout_text) instead."""
     values = chapter_data(chapter["id"]).values
-
-    def strings(node):
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, dict):
-            for item in node.values():
-                yield from strings(item)
-        elif isinstance(node, list):
-            for item in node:
-                yield from strings(item)
-    printed = set(PLAN_TRIPLE.findall(" ".join(" ".join(text.split()) for text in strings(chapter))))
+    printed = set(PLAN_TRIPLE.findall(" ".join(" ".join(text.split()) for text in strings_in(chapter))))
     for prefix in printed:
         assert f"{prefix}_cp" in values, f"{chapter['id']}: TP × PP × DP of {prefix} without {prefix}_cp"
         assert values[f"{prefix}_cp"][0] == 1, f"{chapter['id']}: {prefix} uses CP: print {{{prefix}_layout}}"
