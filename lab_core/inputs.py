@@ -135,7 +135,7 @@ INPUT_SPECS = (
     InputSpec("precision", "format id", None, None, PRECISIONS[0], log_scale=False, slider=False, kind="choice",
               choices=PRECISIONS),
     # Tensor-parallel collectives overlapped with the GEMMs around them (Megatron-Core
-    # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; modern stack only.
+    # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; the modern and torch_native stacks.
     InputSpec("tp_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
     # Context parallelism all-gathers keys and values before attention instead of
     # passing them round a ring behind it (Llama 3, arXiv:2407.21783 Sec 3.3.2;

@@ -10,7 +10,10 @@ def plan_sentences(par, texts):
     if par["tp"] * par.get("cp", 1) * par["pp"] * par["dp"] == 1:
         out.append(texts["single"])
     if par["dp"] > 1:
-        out.append(texts["dp_zero%d" % par["zero"]].format(dp=f"{par['dp']:,}"))
+        # ZeRO shards over the data- and context-parallel GPUs that hold the same weights
+        # (dp_shard of the data-parallel ones with hybrid sharding; gpu_memory.memory_of).
+        shard = (par.get("dp_shard") or par["dp"]) * par.get("cp", 1)
+        out.append(texts["dp_zero%d" % par["zero"]].format(dp=f"{par['dp']:,}", shard=f"{shard:,}"))
     if par["tp"] > 1:
         out.append(texts["tp"].format(tp=par["tp"]))
     if par.get("cp", 1) > 1:

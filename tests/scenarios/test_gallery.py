@@ -79,3 +79,22 @@ def test_a_new_file_appears_on_the_site_with_no_code_change(tree_copy, tmp_path)
             assert "lab/?params=13000000000&amp;gpus=256" in html
     finally:
         new.unlink()
+
+
+def test_a_card_shows_every_dimension_of_the_layout_the_run_used():
+    """tp x cp x pp x dp is the GPU count: a card that left out context parallelism would show a layout
+    for a fraction of the GPUs (Llama 3's 128K run: 1,024 of 16,384); expert parallelism and an uneven
+    split are shown too."""
+    from labsite.pages.gallery import _layout_text
+    for lang, catalog in load_catalogs().items():
+        t = catalog["scenarios"]
+        for scenario in load_scenarios():
+            par = scenario.parallelism
+            if not par:
+                continue
+            text = _layout_text(par, t)
+            for dim in ("tp", "cp", "pp", "dp", "ep"):
+                if par.get(dim, 1) > 1:
+                    assert t["layout_parts"][dim].format(n=par[dim]) in text, (lang, scenario.id, dim)
+            if par.get("first_stage_layers"):
+                assert str(par["first_stage_layers"]) in text, (lang, scenario.id)

@@ -47,8 +47,17 @@ def _fmt(value, kind, units):
 
 
 def _layout_text(par, t):
-    parts = [t["layout_parts"]["tp"].format(n=par["tp"]), t["layout_parts"]["pp"].format(n=par["pp"]),
-             t["layout_parts"]["dp"].format(n=par["dp"])]
+    """The layout a scenario pins, every dimension it uses (tp x cp x pp x dp is the GPU count)."""
+    parts = [t["layout_parts"]["tp"].format(n=par["tp"])]
+    if par.get("cp", 1) > 1:
+        parts.append(t["layout_parts"]["cp"].format(n=par["cp"]))
+    parts.append(t["layout_parts"]["pp"].format(n=par["pp"]))
+    if par.get("first_stage_layers") or par.get("last_stage_layers"):
+        parts.append(t["layout_parts"]["stage_split"].format(first=par.get("first_stage_layers") or "—",
+                                                            last=par.get("last_stage_layers") or "—"))
+    parts.append(t["layout_parts"]["dp"].format(n=par["dp"]))
+    if par.get("ep", 1) > 1:
+        parts.append(t["layout_parts"]["ep"].format(n=par["ep"]))
     if par.get("zero"):
         parts.append(t["layout_parts"]["zero"].format(n=par["zero"]))
     parts.append(t["recompute"][par.get("recompute", "none")])
