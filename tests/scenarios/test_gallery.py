@@ -98,3 +98,5 @@ def test_a_card_shows_every_dimension_of_the_layout_the_run_used():
                     assert t["layout_parts"][dim].format(n=par[dim]) in text, (lang, scenario.id, dim)
             if par.get("first_stage_layers"):
                 assert str(par["first_stage_layers"]) in text, (lang, scenario.id)
+        one_side = _layout_text({"tp": 8, "pp": 16, "dp": 8, "last_stage_layers": 7}, t)
+        assert t["layout_parts"]["stage_last"].format(first=0, last=7) in one_side and "—" not in one_side, lang

@@ -52,9 +52,10 @@ def _layout_text(par, t):
     if par.get("cp", 1) > 1:
         parts.append(t["layout_parts"]["cp"].format(n=par["cp"]))
     parts.append(t["layout_parts"]["pp"].format(n=par["pp"]))
-    if par.get("first_stage_layers") or par.get("last_stage_layers"):
-        parts.append(t["layout_parts"]["stage_split"].format(first=par.get("first_stage_layers") or "—",
-                                                            last=par.get("last_stage_layers") or "—"))
+    first, last = par.get("first_stage_layers") or 0, par.get("last_stage_layers") or 0
+    if first or last:
+        key = "stage_split" if first and last else ("stage_first" if first else "stage_last")
+        parts.append(t["layout_parts"][key].format(first=first, last=last))
     parts.append(t["layout_parts"]["dp"].format(n=par["dp"]))
     if par.get("ep", 1) > 1:
         parts.append(t["layout_parts"]["ep"].format(n=par["ep"]))
