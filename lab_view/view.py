@@ -170,7 +170,7 @@ def grid_extras(par, catalog):
     return out
 
 
-def _stage_layers(par, report, catalog):
+def stage_layers_text(par, report, catalog):
     """Layers per pipeline stage: one number, or first / middle / last for an uneven split."""
     layers = report["shape"]["layers"]
     first, last, pp = par.get("first_stage_layers", 0), par.get("last_stage_layers", 0), par["pp"]
@@ -192,7 +192,7 @@ def _plan_items(par, report, catalog):
     terms = catalog["lab"]["terms"]
     return {
         "tp": str(par["tp"]), "cp": str(par.get("cp", 1)), "pp": str(par["pp"]),
-        "stage_layers": _stage_layers(par, report, catalog), "dp": f"{par['dp']:,}", "ep": str(par.get("ep", 1)),
+        "stage_layers": stage_layers_text(par, report, catalog), "dp": f"{par['dp']:,}", "ep": str(par.get("ep", 1)),
         "zero": str(par["zero"]), "recompute": terms[par["recompute"]],
         "sequence_parallel": terms["yes" if par["sequence_parallel"] else "no"],
         "micro_batch": str(par["micro_batch"]), "micro_batches": f"{int(report['time']['micro_batches']):,}",

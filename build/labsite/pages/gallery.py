@@ -19,6 +19,7 @@ from lab_core import GPU_PRESETS, evaluate, plan_json
 from lab_core.presets import PRESETS
 from lab_core.inputs import INPUT_SPECS, SPEC_BY_NAME
 from lab_view import format_quantity
+from lab_view.view import stage_layers_text
 
 from ..errors import BuildError
 from ..labquery import lab_url
@@ -46,16 +47,15 @@ def _fmt(value, kind, units):
     return format_quantity(value, kind, units)
 
 
-def _layout_text(par, t):
-    """The layout a scenario pins, every dimension it uses (tp x cp x pp x dp is the GPU count)."""
+def _layout_text(par, t, report, catalog):
+    """The layout a scenario pins, every dimension it uses (tp x cp x pp x dp is the GPU count);
+    an uneven pipeline split in the lab's words (lab_view.view.stage_layers_text)."""
     parts = [t["layout_parts"]["tp"].format(n=par["tp"])]
     if par.get("cp", 1) > 1:
         parts.append(t["layout_parts"]["cp"].format(n=par["cp"]))
     parts.append(t["layout_parts"]["pp"].format(n=par["pp"]))
-    first, last = par.get("first_stage_layers") or 0, par.get("last_stage_layers") or 0
-    if first or last:
-        key = "stage_split" if first and last else ("stage_first" if first else "stage_last")
-        parts.append(t["layout_parts"][key].format(first=first, last=last))
+    if par["pp"] > 1 and (par.get("first_stage_layers") or par.get("last_stage_layers")):
+        parts.append(t["layout_parts"]["stage_layers"].format(layers=stage_layers_text(par, report, catalog)))
     parts.append(t["layout_parts"]["dp"].format(n=par["dp"]))
     if par.get("ep", 1) > 1:
         parts.append(t["layout_parts"]["ep"].format(n=par["ep"]))
@@ -98,10 +98,10 @@ def card(scenario, ctx, step=None):
     stage = None
     if scenario.parallelism is not None:
         report = evaluate(w, scenario.parallelism_object()).to_dict()
-        layout = {"pinned": True, "text": _layout_text(scenario.parallelism, t)}
+        layout = {"pinned": True, "text": _layout_text(scenario.parallelism, t, report, ctx.catalog)}
     else:
         stage_id, par, report = _plan(scenario)
-        layout = {"pinned": False, "text": _layout_text(par, t)}
+        layout = {"pinned": False, "text": _layout_text(par, t, report, ctx.catalog)}
         # As in the lab: the full-3D stage is not called "with activation checkpointing" when the plan keeps its activations.
         plain = f"{stage_id}_no_recompute"
         stage = t["stages"][plain if par["recompute"] == "none" and plain in t["stages"] else stage_id]

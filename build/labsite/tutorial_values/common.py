@@ -91,12 +91,10 @@ class Case:
 
 
 def layout_text(p):
-    """A plan's grid as a chapter prints it, "TP 8 × CP 2 × PP 16 × DP 64" (context
-    parallelism only when used, expert parallelism after it: ", EP 8"), as a "text"
-    value: a planner's plan may use any of them, and TP × PP × DP alone would then
-    leave GPUs out."""
-    text = f"TP {p.tp}" + (f" × CP {p.cp}" if p.cp > 1 else "") + f" × PP {p.pp} × DP {p.dp:,}"
-    return (text + (f", EP {p.ep}" if p.ep > 1 else "")), "text"
+    """A plan's GPU grid as the chapters print it, "TP 8 × CP 2 × PP 16 × DP 64" (context
+    parallelism only when used), as a "text" value: a planner's plan may use it, and
+    TP × PP × DP alone would then leave GPUs out."""
+    return f"TP {p.tp}" + (f" × CP {p.cp}" if p.cp > 1 else "") + f" × PP {p.pp} × DP {p.dp:,}", "text"
 
 
 def case(key, *options):

@@ -321,11 +321,14 @@ def _exercise_values(layout):
     for key, name in (("batch", "twice-the-batch"), ("gpus", "twice-the-gpus"), ("long", "long-context"),
                       ("big", "bigger-cluster")):
         values.update(state_values(f"ex_{key}", exercise("design", name)))
-    big = exercise("design", "bigger-cluster").layout
-    small = recommend(lab_core.Workload(**dict(published_run("llama3-405b")[0], gpus=GPUS))).parallelism
-    values["ex_big_verdict"] = branch((big.zero, big.recompute) == (small.zero, small.recompute), "same_state",
-                                      "changed")
     return values
+
+
+def _bigger_cluster_verdict(values):
+    """Whether the bigger cluster's plan holds the state as the 512-GPU plan of the same model
+    does (_variant_values' big_*): the same ZeRO stage and recompute."""
+    same = all(values[f"ex_big_{field}"][0] == values[f"big_{field}"][0] for field in ("zero", "recompute"))
+    return {"ex_big_verdict": branch(same, "same_state", "changed")}
 
 
 def _adopt_interleaving(w, layout, r):
@@ -350,6 +353,7 @@ def design_chapter():
                  _schedule_values(w, plain, r_plain), _sync_values(w, layout, r), _activation_values(w, layout, r),
                  _checkpoint_values(w, r), _data_values(w, r), _variant_values(), _exercise_values(layout)):
         values.update(part)
+    values.update(_bigger_cluster_verdict(values))
     plan_values, chart, figure = _plan_values(w, layout, r)
     values.update(plan_values)
     values.update(_sensitivity_values(plan_values["plan_tokens_per_s"][0]))
