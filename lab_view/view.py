@@ -282,6 +282,7 @@ def decision_items(plan, catalog):
         if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
             # What sharing each sequence saves against what its K/V exchange costs.
             if plan["parallelism"].get("cp", 1) > 1:
+                numbers["cp_exchange_text"] = texts["cp_exchange"][decision["numbers"]["cp_exchange"]].format_map(numbers)
                 why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
             if plan["parallelism"].get("ep", 1) > 1:

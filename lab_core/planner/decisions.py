@@ -56,15 +56,18 @@ def _context_numbers(ctx):
     """What context parallelism buys and costs (the page's CP sentence): each
     sequence's share per GPU, the most loaded GPU's activations with and
     without it (the same plan with each sequence whole on a GPU) and
-    the step's K/V exchange, in all and exposed (step_time's CP terms)."""
+    the step's K/V exchange, which one (a ring, or an all-gather before
+    attention with Workload.cp_all_gather), in all and exposed (step_time's CP terms)."""
     par, r = ctx.parallelism, ctx.report
     if par.cp == 1:
         return {"seq_len": None, "cp_tokens": None, "activations_without_cp_bytes": None,
-                "activations_bytes": r.activations_bytes, "cp_comm_total_s": 0.0, "cp_comm_exposed_s": 0.0}
+                "activations_bytes": r.activations_bytes, "cp_exchange": None, "cp_comm_total_s": 0.0,
+                "cp_comm_exposed_s": 0.0}
     seq = ctx.workload.seq_len
     return {"seq_len": seq, "cp_tokens": seq // par.cp, "activations_without_cp_bytes": ctx.activations_without_cp,
-            "activations_bytes": r.activations_bytes, "cp_comm_total_s": r.cp_comm_total_s,
-            "cp_comm_exposed_s": r.cp_comm_s}
+            "activations_bytes": r.activations_bytes,
+            "cp_exchange": "all_gather" if ctx.workload.cp_all_gather else "ring",
+            "cp_comm_total_s": r.cp_comm_total_s, "cp_comm_exposed_s": r.cp_comm_s}
 
 
 def parallelism(ctx):

@@ -48,3 +48,17 @@ def test_context_sentence_only_with_context_parallelism(catalogs, lang):
         assert (lead in why) == expected
         if expected:
             assert "128K" in why and "{" not in why
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_context_sentence_names_the_exchange_the_plan_uses(catalogs, lang):
+    """Llama 3's all-gather before attention and Megatron-Core's default ring are told apart."""
+    catalog = catalogs[lang]
+    exchanges = catalog["decisions"]["parallelism"]["cp_exchange"]
+    for gather, exchange in ((True, "all_gather"), (False, "ring")):
+        plan = recommend(Workload(**dict(LLAMA3_128K, cp_all_gather=gather)))
+        assert _parallelism(plan)["numbers"]["cp_exchange"] == exchange
+        why = next(i["why"] for i in decision_items(plan.to_dict(), catalog) if i["id"] == "parallelism")
+        lead = exchanges[exchange].split("{")[0]
+        other = exchanges["ring" if gather else "all_gather"].split("{")[0]
+        assert lead in why and other not in why and "{" not in why
