@@ -288,19 +288,38 @@ def context_parallel_charge(ctx):
 
 
 def pipeline_send_time(ctx, par):
+    """Stage-to-stage sends of one micro-batch, forward and backward
+    (pipeline_send_seconds of the plan's grid, micro-batch and interleaving)."""
+    return pipeline_send_seconds(ctx, par.tp, par.cp, par.dp, par.pp, par.micro_batch, par.interleave)
+
+
+def pipeline_send_seconds(ctx, tp, cp, dp, pp, micro_batch, interleave):
     """Stage-to-stage sends of one micro-batch, forward and backward.
 
     Activations cross stage boundaries as b (s / cp) h 16-bit values, split t
     ways by Megatron's scatter/gather (arXiv:2104.04473 Sec 4.1), forward and
-    backward, v times with interleaving; over NVLink while a pipeline's GPUs
-    fit one node, else over the inter-node fabric.
+    backward, v times with interleaving, over pipeline_link_rate.
     """
-    tp, pp, cp = par.tp, par.pp, par.cp
     if pp == 1:
         return 0.0
-    link = ctx.nvlink_rate if tp * cp * pp <= ctx.gpus_per_node else ctx.nic_rate
-    size = 2.0 * par.micro_batch * (ctx.seq_len / cp if cp > 1 else ctx.seq_len) * ctx.hidden / tp
-    return 2.0 * par.interleave * point_to_point_time(size, link)
+    size = micro_batch * pipeline_message_bytes(ctx, tp, cp)
+    return 2.0 * interleave * point_to_point_time(size, pipeline_link_rate(ctx, tp, cp, dp, pp))
+
+
+def pipeline_message_bytes(ctx, tp, cp):
+    """One sequence's activations at a stage boundary: (s / cp) h 16-bit values over t ranks."""
+    return 2.0 * (ctx.seq_len / cp if cp > 1 else ctx.seq_len) * ctx.hidden / tp
+
+
+def pipeline_link_rate(ctx, tp, cp, dp, pp):
+    """The link of pipeline sends. The pipeline dimension is the outermost of the
+    rank order (Megatron-Core's default "tp-cp-ep-dp-pp", megatron/core/
+    parallel_state.py initialize_model_parallel; torchtitan's device mesh and
+    DeepSpeed's topology also put it first), as sync.py's data-parallel groups
+    assume: neighbouring stages are tp x cp x dp ranks apart, so the sends stay on
+    NVLink only while the whole grid fits one node; else some hop, which every
+    micro-batch makes, crosses the inter-node fabric."""
+    return ctx.nvlink_rate if tp * cp * dp * pp <= ctx.gpus_per_node else ctx.nic_rate
 
 
 class PipelineTimes:

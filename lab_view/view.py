@@ -278,6 +278,9 @@ def decision_items(plan, catalog):
         numbers = _with_min_extras(decision["numbers"], plan.get("no_fit") or {}, catalog)
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
+        if decision["id"] == "interconnect" and "fabric_traffic" in decision["numbers"]:
+            numbers["fabric_traffic"] = _listed([texts["fabric_traffic"][part] for part in decision["numbers"]["fabric_traffic"]],
+                                                texts["fabric_traffic_separator"], texts["fabric_traffic_last"])
         why = texts["reasons"][decision["reason"]].format_map(numbers)
         if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
             # What sharing each sequence saves against what its K/V exchange costs.
@@ -292,6 +295,11 @@ def decision_items(plan, catalog):
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items
+
+
+def _listed(items, separator, last):
+    """"A, B and C" in the catalog's words (separator ", ", last " and ")."""
+    return separator.join(items[:-1]) + last + items[-1] if len(items) > 1 else "".join(items)
 
 
 def _decisions(plan, catalog, changed):

@@ -19,7 +19,8 @@ from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism
-from ..step_time import context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times
+from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
+                         pipeline_send_seconds)
 
 __all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
@@ -492,7 +493,7 @@ class SharedFloor:
     before evaluating any plan of it.
     """
 
-    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages")
+    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages", "sends")
 
     def __init__(self, ctx, grid):
         plan = Parallelism(zero=0, recompute="none", sequence_parallel=grid.tp > 1, micro_batch=1, interleave=1,
@@ -508,6 +509,7 @@ class SharedFloor:
         self.parts = {}
         self.busy = {}  # floor()'s busy time by (grid, micro-batch, recompute)
         self.stages = {}  # (dense layers, expert layers, holds the output layer) of each kind of stage, by grid
+        self.sends = {}  # sends_at by (grid, micro-batch)
 
     def _parts(self, ctx, grid, b, recompute):
         """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
@@ -539,8 +541,9 @@ class SharedFloor:
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
-        it (arXiv:2104.04473 Sec 2.2.2), plus the least optimizer step and the
-        least exposed sync. A row (b, v, mode) bounds plans that recompute at
+        it (arXiv:2104.04473 Sec 2.2.2), raised to the steady pipeline sends
+        when they are more, plus the fill and drain's sends (sends_at), the
+        least optimizer step and the least exposed sync. A row (b, v, mode) bounds plans that recompute at
         least `mode` (floor() never falls with more recompute). zero3: the rows
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
         _sync_parts) or only below it (False), else every ZeRO stage (sync_floor).
@@ -586,6 +589,9 @@ class SharedFloor:
                 step = _with_window(busy, bubble, traffic, windows * (1.0 + (v - 1.0) / v * drain) / m)
             else:
                 step = busy * bubble + per_micro_batch * m
+            if drain:
+                sends = self.sends_at(ctx, grid, b)
+                step = (step if step > m * sends else m * sends) + drain * sends
             if best is None or step < best:
                 best = step
         return best + self.optimizer_s(ctx, grid) + sync
@@ -600,6 +606,28 @@ class SharedFloor:
         if not optimizer:
             return busy
         return busy + self.optimizer_s(ctx, grid)
+
+    def sends_at(self, ctx, grid, b):
+        """One micro-batch's pipeline sends at micro-batch b without interleaving
+        (step_time.pipeline_send_seconds; 0 without stages): a plan's steady slots last
+        at least its m micro-batches' sends (step_time.pipeline_times: a slot is at least
+        a micro-batch's sends), and its fill and drain carry p - 1 micro-batches' sends
+        whatever the interleaving. A message's seconds grow with b, its seconds per
+        sequence fall (comms.size_efficiency)."""
+        key = (grid, b)
+        found = self.sends.get(key)
+        if found is None:
+            found = self.sends[key] = pipeline_send_seconds(ctx, grid.tp, grid.cp, grid.dp, grid.pp, b, 1)
+        return found
+
+    def with_sends(self, ctx, grid, step, sizes):
+        """A floor of the busy time with its bubble, `step`, raised to the least the
+        pipeline sends allow over the micro-batch sizes (sends_at)."""
+        if grid.pp == 1:
+            return step
+        sequences = ctx.batch_sequences // grid.dp
+        steady = sequences / sizes[-1] * self.sends_at(ctx, grid, sizes[-1])
+        return (step if step > steady else steady) + (grid.pp - 1.0) * self.sends_at(ctx, grid, sizes[0])
 
     @staticmethod
     def optimizer_s(ctx, grid):

@@ -267,30 +267,41 @@ def data_pipeline(ctx):
     return _entry("data_pipeline", option, reason, numbers)
 
 
+def fabric_traffic(par, dp_link, gpus_per_node):
+    """What crosses the fabric between nodes, in the order the page lists it, each
+    by the link the model times it on: the gradient sync of the dp x cp ranks
+    (sync.py's link; with ZeRO-3 the weight gathers too), the context-parallel
+    exchange once tp x cp ranks outgrow a node (step_time.context_parallel_times),
+    the expert all-to-all once ep does (step_time.expert_alltoall_times) and
+    pipeline sends once the grid does (step_time.pipeline_link_rate)."""
+    traffic = []
+    if dp_link == "inter_node":
+        traffic.append("sync_zero3" if par.zero == 3 else "sync")
+    if par.cp > 1 and par.tp * par.cp > gpus_per_node:
+        traffic.append("cp")
+    if par.ep > gpus_per_node:
+        traffic.append("ep")
+    if par.pp > 1 and par.tp * par.cp * par.dp * par.pp > gpus_per_node:
+        traffic.append("pp")
+    return traffic
+
+
 def interconnect(ctx):
     """Where each collective runs: TP on NVLink inside a node (arXiv:2104.04473
-    Sec 3.2), pipeline sends and DP across nodes on the fabric."""
+    Sec 3.2); what else crosses the nodes (fabric_traffic) on the fabric."""
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     nodes = -(-ctx.gpus_used // wctx.gpus_per_node)
-    pp_link = "none" if par.pp == 1 else ("nvlink" if par.tp * par.pp <= wctx.gpus_per_node else "inter_node")
+    traffic = fabric_traffic(par, r.dp_link, wctx.gpus_per_node)
     if ctx.gpus_used == 1:
         option, reason = "none", "single_gpu"
     elif nodes == 1:
         option, reason = "nvlink_node", "fits_in_one_node"
     elif ctx.meters["comms"]["level"] == "critical":
         option, reason = "nvlink_plus_fabric", "fabric_bound"
-    elif par.tp > 1:
+    else:
         # Name only the traffic this plan has on the fabric.
         option = "nvlink_plus_fabric"
-        if par.dp > 1:
-            reason = "tp_on_nvlink_rest_on_fabric" if par.pp > 1 else "tp_on_nvlink_dp_on_fabric"
-        else:
-            reason = "tp_on_nvlink_pp_on_fabric" if par.pp > 1 else "tp_on_nvlink_cp_on_fabric"
-    else:
-        # No tensor parallelism: whatever spans the nodes crosses the fabric - replicas' gradients,
-        # else pipeline sends, else the context-parallel exchange.
-        option = "nvlink_plus_fabric"
-        reason = "replicas_across_fabric" if par.dp > 1 else ("pp_on_fabric" if par.pp > 1 else "cp_on_fabric")
+        reason = "tp_on_nvlink_rest_on_fabric" if par.tp > 1 else "spans_nodes"
     numbers = {
         "gpus_per_node": wctx.gpus_per_node,
         "nodes": nodes,
@@ -300,7 +311,7 @@ def interconnect(ctx):
         "tp_comm_s": r.tp_comm_s,
         "pp_p2p_s": r.pp_p2p_s,
         "dp_link": r.dp_link,
-        "pp_link": pp_link,
+        "fabric_traffic": traffic,
         "comms_ratio": ctx.meters["comms"]["ratio"],
     }
     if not ctx.fits:

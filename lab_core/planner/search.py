@@ -596,7 +596,8 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
-    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
+    return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
+            + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid))
 
 
 def _least_bubble(ctx, grid, choices, sizes):
@@ -628,7 +629,8 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     each hold a large part of a large model. recompute "full": the same for plans
     that recompute fully (the second pass)."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
-    return busy * _least_bubble(ctx, grid, choices, sizes) + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
+    return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
+            + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid))
 
 
 def _interleave_rows(ctx, grid, choices, largest):

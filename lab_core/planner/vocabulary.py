@@ -36,9 +36,11 @@ DECISION_REASONS = {
                       "memory_recovery_faster", "replication_slower_than_storage", "nothing_fits"),
     "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
     "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "tp_on_nvlink_rest_on_fabric",
-                     "tp_on_nvlink_dp_on_fabric", "tp_on_nvlink_pp_on_fabric", "tp_on_nvlink_cp_on_fabric",
-                     "replicas_across_fabric", "pp_on_fabric", "cp_on_fabric", "nothing_fits"),
+                     "spans_nodes", "nothing_fits"),
 }
+
+# What the interconnect decision lists on the fabric (decisions.fabric_traffic).
+FABRIC_TRAFFIC = ("sync", "sync_zero3", "cp", "ep", "pp")
 
 ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_step", "lower_goodput")
 
@@ -77,5 +79,6 @@ def vocabulary():
         "decision_reasons": {k: list(v) for k, v in DECISION_REASONS.items()},
         "diagram_parts": list(PARTS),
         "alternative_reasons": list(ALTERNATIVE_REASONS),
+        "fabric_traffic": list(FABRIC_TRAFFIC),
         "unfit_reasons": list(UNFIT_REASONS),
     }

@@ -266,3 +266,31 @@ def test_zero3_bounds_count_the_experts_sync():
             for bound in (run.bound(grid).step(b, 1, 3, "full", True),
                           SharedFloor(ctx, grid).least(ctx, grid, [(b, 1)], "full", zero3=True)):
                 assert 0.9 * step < bound <= step * (1 + 1e-12)
+
+
+def test_floors_count_the_pipeline_sends_over_a_slow_fabric():
+    """A small model over 16,384 GPUs on 27.4 Gb/s per GPU: pipeline stages are tp x dp ranks
+    apart (step_time.pipeline_link_rate), so every send crosses the fabric and outweighs the
+    stage's compute. The first floors and the rows' bound count the steady slots' and the fill
+    and drain's sends (SharedFloor.sends_at), stay below every plan of the grid, and are
+    above what the busy time alone gives."""
+    w = Workload(params=645e6, gpus=16384, gpu="h200_141gb", seq_len=8192, global_batch_tokens=2 ** 26,
+                 inter_node_gbps=27.4)
+    wctx = context_for(w)
+    grid = next(g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp, g.pp) == (2, 1, 8))
+    run = search._Search(w, None)
+    choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
+    sequences = wctx.batch_sequences // grid.dp
+    sizes = choices.micro_batches(sequences)
+    shared = SharedFloor(wctx, grid)
+    busy_only = shared.floor(wctx, grid, sizes[-1], optimizer=False) * search._least_bubble(wctx, grid, choices, sizes)
+    sends = sequences / sizes[-1] * shared.sends_at(wctx, grid, sizes[-1]) + 7 * shared.sends_at(wctx, grid, sizes[0])
+    assert sends > 2 * busy_only
+    at_largest = search._at_largest(run, grid, choices, shared, sizes)
+    assert at_largest >= sends + shared.optimizer_s(wctx, grid) + sync_floor(wctx, grid)
+    steps = [evaluate(w, Parallelism(tp=2, pp=8, dp=grid.dp, zero=1, sequence_parallel=True, micro_batch=b,
+                                     interleave=v, first_stage_layers=grid.first, last_stage_layers=grid.last)).step_s
+             for b in sizes for v in choices.interleaves(grid, wctx.layers, sequences // b)]
+    rows = search._interleave_rows(wctx, grid, choices, sizes[-1])
+    assert steps and max(at_largest, search._sketch(wctx, grid, choices, shared, sizes),
+                         shared.least(wctx, grid, rows)) <= min(steps) * (1 + 1e-12)

@@ -62,3 +62,22 @@ def test_context_sentence_names_the_exchange_the_plan_uses(catalogs, lang):
         lead = exchanges[exchange].split("{")[0]
         other = exchanges["ring" if gather else "all_gather"].split("{")[0]
         assert lead in why and other not in why and "{" not in why
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_interconnect_sentence_lists_what_crosses_the_fabric(catalogs, lang):
+    """Llama 3 at 128K (TP 8 x CP 16 x PP x DP): the gradient sync, the CP exchange and pipeline
+    sends, each in the catalog's words and joined as the language joins a list; a one-item list
+    has no joiner."""
+    catalog = catalogs[lang]
+    texts = catalog["decisions"]["interconnect"]
+    replicas = {"params": 8e9, "gpus": 64, "gpu": "h100_80gb", "seq_len": 4096, "global_batch_tokens": 2 ** 21}
+    for inputs, expected in ((LLAMA3_128K, ["sync", "cp", "pp"]), (replicas, ["sync"])):
+        plan = recommend(Workload(**inputs)).to_dict()
+        decision = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+        traffic = decision["numbers"]["fabric_traffic"]
+        assert traffic == expected, plan["parallelism"]
+        why = next(i["why"] for i in decision_items(plan, catalog) if i["id"] == "interconnect")
+        phrases = [texts["fabric_traffic"][part] for part in traffic]
+        assert all(phrase in why for phrase in phrases) and "{" not in why
+        assert (texts["fabric_traffic_last"] in why) == (len(traffic) > 1)
