@@ -2,6 +2,7 @@
 with it: what the plan uses (the shape panel and the walkthrough) and the
 label of a layout (the alternatives table). Words come from the catalog's
 ``lab.plan_text`` and ``lab.layouts``."""
+import unicodedata
 
 
 def plan_sentences(par, texts):
@@ -25,7 +26,18 @@ def plan_sentences(par, texts):
         out.append(texts[key].format(pp=par["pp"], v=par.get("interleave", 1)))
     if par["recompute"] != "none":
         out.append(texts["recompute_" + par["recompute"]])
-    return " ".join(out)
+    return _joined(out)
+
+
+def _joined(sentences):
+    """Sentences one after the other: a space after a full stop, none after a full-width
+    one ("。"), which carries its own space in Chinese typography."""
+    out = ""
+    for sentence in sentences:
+        if out and unicodedata.east_asian_width(out[-1]) not in "WF":
+            out += " "
+        out += sentence
+    return out
 
 
 def layout_label(layout, texts):

@@ -54,3 +54,12 @@ def test_english_answers_do_not_change(configs, state, monkeypatch):
     tightened = _answer(configs["en"], STATES[state])
     monkeypatch.setattr(session_module, "tighten", lambda node: node)
     assert _answer(configs["en"], STATES[state]) == tightened
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_no_space_after_full_width_punctuation(configs, state):
+    """A full-width stop, comma or semicolon carries its own space: the plan's sentences
+    (lab_view.narrative) are joined without one after it ("。backward", not "。 backward")."""
+    out, extras = _answer(configs["zh"], STATES[state])
+    texts = list(strings_in([out["view"], out["compare"], extras["curves"], extras["pins"]]))
+    assert texts and [t for t in texts if any(mark + " " in t for mark in "。，；：")] == []
