@@ -279,13 +279,14 @@ def decision_items(plan, catalog):
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         if decision["id"] == "interconnect" and "fabric_traffic" in decision["numbers"]:
-            numbers["fabric_traffic"] = _listed([texts["fabric_traffic"][part] for part in decision["numbers"]["fabric_traffic"]],
-                                                texts["fabric_traffic_separator"], texts["fabric_traffic_last"])
+            parts = [texts["fabric_traffic"][part] for part in decision["numbers"]["fabric_traffic"]]
+            numbers["fabric_traffic"] = _listed(parts, texts["fabric_traffic_separator"], texts["fabric_traffic_last"])
         why = texts["reasons"][decision["reason"]].format_map(numbers)
         if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
             # What sharing each sequence saves against what its K/V exchange costs.
             if plan["parallelism"].get("cp", 1) > 1:
-                numbers["cp_exchange_text"] = texts["cp_exchange"][decision["numbers"]["cp_exchange"]].format_map(numbers)
+                exchange = texts["cp_exchange"][decision["numbers"]["cp_exchange"]]
+                numbers["cp_exchange_text"] = exchange.format_map(numbers)
                 why += texts["context_note"].format_map(numbers)
             # How many experts a GPU holds against how many nodes each token reaches.
             if plan["parallelism"].get("ep", 1) > 1:

@@ -543,8 +543,9 @@ class SharedFloor:
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
         it (arXiv:2104.04473 Sec 2.2.2), raised to the steady pipeline sends
         when they are more, plus the fill and drain's sends (sends_at), the
-        least optimizer step and the least exposed sync. A row (b, v, mode) bounds plans that recompute at
-        least `mode` (floor() never falls with more recompute). zero3: the rows
+        least optimizer step and the least exposed sync. A row (b, v, mode)
+        bounds plans that recompute at least `mode` (floor() never falls with
+        more recompute). zero3: the rows
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
         _sync_parts) or only below it (False), else every ZeRO stage (sync_floor).
         With a class of ZeRO stage on the modern stack a row also pays the sync

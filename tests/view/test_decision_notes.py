@@ -4,7 +4,7 @@ per GPU without it"), in both languages, only for plans that use it."""
 import pytest
 
 from lab_core import Workload
-from lab_core.planner import recommend
+from lab_core.planner import recommend, vocabulary
 from lab_core.presets import preset_inputs
 from lab_view.view import decision_items
 from labsite.catalog import LANGUAGES, load_catalogs
@@ -81,3 +81,18 @@ def test_interconnect_sentence_lists_what_crosses_the_fabric(catalogs, lang):
         phrases = [texts["fabric_traffic"][part] for part in traffic]
         assert all(phrase in why for phrase in phrases) and "{" not in why
         assert (texts["fabric_traffic_last"] in why) == (len(traffic) > 1)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_id_the_planner_emits_has_words_in_each_catalog(catalogs, lang):
+    """vocabulary() is what the catalogs must cover: each decision's options and reasons,
+    and each kind of fabric traffic."""
+    vocab = vocabulary()
+    decisions = catalogs[lang]["decisions"]
+    missing = [(decision, "reasons", reason) for decision, reasons in vocab["decision_reasons"].items()
+               for reason in reasons if reason not in decisions[decision]["reasons"]]
+    missing += [(decision, "options", option) for decision, options in vocab["decision_options"].items()
+                for option in options if option not in decisions[decision]["options"]]
+    missing += [("interconnect", "fabric_traffic", part) for part in vocab["fabric_traffic"]
+                if part not in decisions["interconnect"]["fabric_traffic"]]
+    assert missing == []
