@@ -12,6 +12,7 @@ from lab_core.planner.assumptions import METER_THRESHOLDS
 from lab_core.planner.meters import METERS
 
 from .bars import memory_bar, time_bar
+from .chinese import tighten
 from .diagram import render_mesh
 from .narrative import layout_label, plan_sentences
 from .numbers import format_numbers
@@ -50,7 +51,12 @@ def allowed_range(name, catalog, kinds):
 
 
 def render_error(error, catalog, kinds):
-    """An input error (``LabInputError.to_dict()`` shape) as one sentence."""
+    """An input error (``LabInputError.to_dict()`` shape) as one sentence, spaced as
+    its language is (lab_view.chinese: the sentence carries the page's own words)."""
+    return tighten(_error_sentence(error, catalog, kinds))
+
+
+def _error_sentence(error, catalog, kinds):
     template = catalog["errors"].get(error["reason"], catalog["errors"]["default"])
     name = error["field"]
     pin_errors = catalog.get("pin_errors")
@@ -65,11 +71,20 @@ def render_error(error, catalog, kinds):
     examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
     # Inputs have a range in the reader's words; other fields (pins) carry their allowed values.
     allowed = allowed_range(name, catalog, kinds) if spec is not None else error.get("allowed", "")
+    value = error["value"]
+    if spec is not None and spec.kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = _value_text(value, kinds.get(name, "plain"), catalog, (low, high))
     return {
         "field": name,
-        "text": template.format(field=label, value=error["value"], allowed=allowed,
-                                low=low, high=high, examples=examples),
+        "text": template.format(field=label, value=value, allowed=allowed, low=low, high=high, examples=examples),
     }
+
+
+def _value_text(value, kind, catalog, ends):
+    """A refused number in the reader's words, as the range is written ("100M", not
+    "100000000.0"); in full where that rounds to an end of the range ("124,900,000", not "125M")."""
+    text = format_quantity(value, kind, catalog["units"])
+    return text if text not in ends else f"{value:,.10g}"
 
 
 def _values(workload, derivable, catalog, kinds):

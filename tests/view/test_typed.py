@@ -72,3 +72,18 @@ def test_a_shared_link_keeps_the_good_values_and_reports_each_bad_one(sessions):
     assert result["inputs"]["flash_attention"] is True
     assert result["inputs"]["gpus"] == default_inputs()["gpus"] and result["inputs"]["seq_len"] == default_inputs()["seq_len"]
     assert sorted(n["field"] for n in result["notes"]) == ["gpus", "seq_len"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refused_number_is_quoted_as_the_range_is_written(sessions, lang):
+    """'100M is outside', not '100000000.0'; in full where the short form would read as an
+    end of the range; and the Chinese sentence has no space between two Chinese characters."""
+    from labtest import spaces_between_chinese
+
+    typed = sessions[lang].evaluate(default_inputs(), {"params": "100M"})
+    slider = sessions[lang].evaluate(dict(default_inputs(), params=1e8))
+    near_end = sessions[lang].evaluate(dict(default_inputs(), params=124.9e6))
+    for result, shown in ((typed, "100M"), (slider, "100M"), (near_end, "124,900,000")):
+        assert not result["ok"] and shown in result["error"]["text"], result["error"]
+        assert "100000000" not in result["error"]["text"]
+    assert spaces_between_chinese([typed["error"]["text"]]) == []
