@@ -2,7 +2,7 @@
 
 Part ids match the whiteboard diagram; "count" is what the part's label
 counts (loader groups = nodes, replicas = dp, fabric = ranks in the gradient
-sync, metrics = GPUs), "load" a ratio (0 = idle), "level" the matching
+sync and the nodes one such group spans, metrics = GPUs), "load" a ratio (0 = idle), "level" the matching
 meter's level where one applies. "link" says where the part's traffic runs
 ("nvlink" inside one node, "inter_node" across nodes, "none"). When no plan
 fits, the mesh is "critical" and the parts that serve a running plan are off.
@@ -11,6 +11,7 @@ sync's collectives when GPUs hold the same weights (decisions.gradient_collectiv
 else "tensor_parallel" or "none"; "all_to_all", whether expert parallelism adds
 its token exchange.
 """
+from ..sync import group_per_node
 from .decisions import gradient_collective
 
 PARTS = ("data_loaders", "dp_replicas", "tp_split", "pp_stages", "collective_fabric",
@@ -35,6 +36,9 @@ def diagram(ctx):
     # node counts: the fabric box stands for both, see the diagram's legend).
     sync_ranks = par.sync_ranks
     fabric_ranks = sync_ranks if sync_ranks > 1 else par.tp
+    # The nodes one sync group spans: its ranks come after tensor parallelism in rank order
+    # (sync.modern_sync), group_per_node of them on a node; a tensor-parallel group stays in one.
+    group_nodes = -(-sync_ranks // group_per_node(ctx.wctx, par.tp)) if sync_ranks > 1 else 1
     return {
         "data_loaders": _part(running, nodes, meters["data"]["ratio"], meters["data"]["level"], nodes=nodes),
         "dp_replicas": _part(par.dp > 1 or not running, par.dp, (r.dp_comm_s + r.zero_comm_s) / step, mesh_level,
@@ -42,7 +46,7 @@ def diagram(ctx):
         "tp_split": _part(par.tp > 1, par.tp, r.tp_comm_s / step, mesh_level, link="nvlink" if par.tp > 1 else "none"),
         "pp_stages": _part(par.pp > 1, par.pp, r.pipeline_bubble_s / step, mesh_level),
         "collective_fabric": dict(_part(running and ctx.gpus_used > 1, fabric_ranks, meters["comms"]["ratio"],
-                                        comms_level, link=link, nodes=nodes),
+                                        comms_level, link=link, nodes=min(group_nodes, nodes)),
                                   collective=(gradient_collective(par.zero) if sync_ranks > 1 else
                                               "tensor_parallel" if par.tp > 1 else "none"),
                                   all_to_all=par.ep > 1),

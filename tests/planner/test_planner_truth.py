@@ -204,3 +204,23 @@ def test_every_plan_across_nodes_names_some_traffic_on_the_fabric():
             assert ("ep" in traffic) == (par["ep"] > interconnect["numbers"]["gpus_per_node"]), (case, par)
             seen.update(traffic)
     assert seen == {"sync", "sync_zero3", "cp", "ep", "pp"}
+
+
+def test_the_diagram_never_spreads_a_sync_group_over_more_nodes_than_it_has_ranks():
+    """The collective fabric's label counts the ranks of one gradient sync and the nodes that
+    group spans (DeepSeek-V3's 128 ranks at TP 1 fill 16 nodes, not the run's 256): never more
+    nodes than ranks or than the run has, and over NVLink when the group fits a node."""
+    from planner_cases import PLANNER_CASES
+
+    for case in PLANNER_CASES:
+        plan = plan_json(case)["plan"]
+        if not plan["fits"]:
+            continue
+        par, fabric = plan["parallelism"], plan["diagram"]["collective_fabric"]
+        per_node = max(1, 8 // par["tp"])
+        nodes = -(-plan["gpus"]["used"] // 8)
+        if par["dp"] * par["cp"] > 1:
+            assert fabric["count"] == par["dp"] * par["cp"]
+            assert fabric["nodes"] == min(nodes, -(-fabric["count"] // per_node)), (case, par, fabric)
+            assert (fabric["nodes"] == 1) == (plan["report"]["time"]["dp_link"] == "nvlink"), (case, par, fabric)
+        assert fabric["nodes"] <= min(fabric["count"], nodes)
