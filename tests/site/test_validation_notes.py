@@ -81,3 +81,25 @@ def test_a_variant_is_the_row_re_run_with_the_group_settings_and_its_own():
     assert speeds == {96: (100, 800), 128: (50, 400)}
     assert [run.variant("per_node").spec["moe_dispatcher"] for run in runs
             if run.group["id"] == "moe_mbridge_h100_pred"] == ["per_node"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_row_label_names_context_and_expert_parallelism(lang):
+    """A row's layout is tp x cp x pp x dp: Llama 3's 128K row is told from its 8K row on the
+    same 16,384 GPUs by its CP 16, DeepSeek-V3's by its EP 64 (labels without them read as
+    TP x PP alone)."""
+    from labsite.pages.validation import row_view
+    from labsite.validation.runs import end_to_end_rows
+
+    catalog = load_catalogs()[lang]
+    rows = end_to_end_rows()
+    for row in rows:
+        label = row.page.label
+        quantity = row_view(row, lang, catalog)["quantity"]
+        if "tp" not in label or "{tp}" not in catalog["validation"]["quantities"][row.page.quantity]:
+            continue
+        for dim in ("cp", "ep"):
+            size = label.get(dim) or 1
+            assert (f"{dim.upper()} {size:,}" in quantity) == (size > 1), (quantity, label)
+    llama3 = [row_view(row, lang, catalog)["quantity"] for row in rows if row.page.group == "llama3"]
+    assert len(set(llama3)) == len(llama3)

@@ -35,6 +35,11 @@ def row_view(row, lang, catalog):
         label["run"] = label["run_zh"] if lang == "zh" else label["run"]
     if "gpus" in label:
         label["gpus"] = f"{label['gpus']:,}"
+    if "seq_len" in label:
+        label["seq"] = f"{label['seq_len'] // 1024:,}K" if label["seq_len"] % 1024 == 0 else f"{label['seq_len']:,}"
+    # A row's layout names CP and EP where the run uses them (a label's GPUs are tp x cp x pp x dp).
+    label["extras"] = "".join(texts["layout_extras"][dim].format(**{dim: f"{label[dim]:,}"})
+                              for dim in ("cp", "ep") if (label.get(dim) or 1) > 1)
     quantity = texts["quantities"][entry.quantity].format(**label)
     note = texts["notes"][entry.note] if entry.note else (entry.note_text or {}).get(lang, "")
     return {

@@ -91,7 +91,8 @@ def end_to_end_rows(runs=None):
     rows = []
     for run in end_to_end_runs() if runs is None else runs:
         g, spec = run.group, run.spec
-        label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "micro_batch") if key in spec}
+        label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "cp", "ep", "micro_batch", "seq_len")
+                 if key in spec}
         what = f"{spec['model']} t{spec['tp']} p{spec['pp']} d{run.dp} {spec.get('recompute', '')} {g['metric']}"
         variants = {name: error_percent(run.variant(name).predicted(), run.published) for name in g.get("variants", {})}
         page = PageEntry(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
