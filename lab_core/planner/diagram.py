@@ -2,14 +2,15 @@
 
 Part ids match the whiteboard diagram; "count" is what the part's label
 counts (loader groups = nodes, replicas = dp, fabric = ranks in the gradient
-sync and the nodes one such group spans, metrics = GPUs), "load" a ratio (0 = idle), "level" the matching
-meter's level where one applies. "link" says where the part's traffic runs
-("nvlink" inside one node, "inter_node" across nodes, "none"). When no plan
-fits, the mesh is "critical" and the parts that serve a running plan are off.
-The collective fabric also says what it carries: "collective", the gradient
-sync's collectives when GPUs hold the same weights (decisions.gradient_collective),
-else "tensor_parallel" or "none"; "all_to_all", whether expert parallelism adds
-its token exchange.
+sync, metrics = GPUs; the fabric's "nodes", those one such group spans), "load"
+a ratio (0 = idle), "level" the matching meter's level where one applies.
+"link" says where the part's traffic runs ("nvlink" inside one node,
+"inter_node" across nodes, "none"). When no plan fits, the mesh is
+"critical" and the parts that serve a running plan are off. The collective
+fabric also says what it carries: "collective", the gradient sync's
+collectives when GPUs hold the same weights (decisions.gradient_collective),
+else "tensor_parallel" or "none"; "all_to_all", whether expert parallelism
+adds its token exchange.
 """
 from ..sync import group_per_node
 from .decisions import gradient_collective
