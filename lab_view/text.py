@@ -7,6 +7,7 @@ only the layout is text (headings, indented lines, aligned columns).
 import unicodedata
 
 from .bars import memory_parts, time_parts
+from .chinese import tighten
 from .view import FIGURE_KEYS, PLAN_KEYS, alternative_items, decision_items
 
 INDENT = "  "
@@ -29,7 +30,9 @@ def _pairs(pairs):
 def plan_text(result, plan, catalog):
     """``result``: Session.evaluate() output; ``plan``: the plan_json() result it came from."""
     view, texts, lab = result["view"], catalog["cli"], catalog["lab"]
-    said = lambda label, value: texts["labelled"].format(label=label, value=value)  # noqa: E731
+    # Sentences put together here are spaced as the page spaces them (lab_view.chinese); the
+    # padded columns of _pairs are not (their padding would read as spaces between words).
+    said = lambda label, value: tighten(texts["labelled"].format(label=label, value=value))  # noqa: E731
     head = lambda title: texts["heading"].format(title=title)  # noqa: E731
     report = plan["plan"]["report"]
     lines = [said(texts["shape"], view["stage"]["title"]), view["stage"]["text"]]
@@ -50,13 +53,13 @@ def plan_text(result, plan, catalog):
                      for name, meter in view["meters"].items()])
     lines += ["", head(lab["why_title"])]
     for item in decision_items(plan["plan"], catalog):
-        lines += [INDENT + said(item["title"], item["choice"]), INDENT * 2 + item["why"]]
+        lines += [INDENT + said(item["title"], item["choice"]), INDENT * 2 + tighten(item["why"])]
     alternatives = alternative_items(plan["plan"], catalog)
     lines += ["", head(lab["alternatives_title"])]
     if not alternatives:
         lines.append(INDENT + lab["alternatives"]["none"])
     for item in alternatives:
-        lines += [INDENT + said(item["label"], item["layout"]), INDENT * 2 + item["why"]]
+        lines += [INDENT + said(item["label"], item["layout"]), INDENT * 2 + tighten(item["why"])]
     for note in result.get("notes", ()):
         lines += ["", note["text"]]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ import pytest
 from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout, session_config
 from lab_core import Workload, export, preset_inputs, recommend
+from labtest import spaces_between_chinese
 from lab_view import Session
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -43,6 +44,10 @@ def test_plan_prints_the_recommended_plan_with_its_reasons(lang, planned):
     assert words["presets"]["names"]["llama3-70b"] in out.stdout
     has_chinese = bool(re.search(r"[\u4e00-\u9fff]", out.stdout))
     assert has_chinese == (lang == "zh")
+    # Spaced as the page spaces Chinese: no space between two Chinese characters within a
+    # sentence (the padded columns between a label and its value aside).
+    segments = [segment for line in out.stdout.splitlines() for segment in re.split(r" {2,}", line.strip())]
+    assert spaces_between_chinese(segments) == []
 
 
 @pytest.mark.parametrize("fmt", ["megatron", "torchtitan", "deepspeed", "json"])
