@@ -265,7 +265,7 @@ def context_parallel_times(ctx, par, layer):
         return 0.0, 0.0
     t = par.tp
     block = 2.0 * par.micro_batch * (ctx.seq_len / cp) * ctx.attention.kv_values_per_token() / t
-    link = ctx.nvlink_rate if t * cp <= ctx.gpus_per_node else ctx.nic_rate
+    link = ctx.nvlink_rate if context_parallel_span(t, cp) <= ctx.gpus_per_node else ctx.nic_rate
     step = point_to_point_time(block, link)
     attention_step = layer.attention_forward / cp
     forward = (cp - 1) * (step - attention_step if step > attention_step else 0.0)
@@ -319,7 +319,21 @@ def pipeline_link_rate(ctx, tp, cp, dp, pp):
     assume: neighbouring stages are tp x cp x dp ranks apart, so the sends stay on
     NVLink only while the whole grid fits one node; else some hop, which every
     micro-batch makes, crosses the inter-node fabric."""
-    return ctx.nvlink_rate if tp * cp * dp * pp <= ctx.gpus_per_node else ctx.nic_rate
+    return ctx.nvlink_rate if pipeline_span(tp, cp, dp, pp) <= ctx.gpus_per_node else ctx.nic_rate
+
+
+def context_parallel_span(tp, cp):
+    """Consecutive ranks one context-parallel group spreads over: its cp ranks come right
+    after tensor parallelism in rank order (Megatron-Core's "tp-cp-ep-dp-pp"), so its
+    exchange leaves a node once these outgrow it (context_parallel_times; the lab's
+    interconnect decision reads the same)."""
+    return tp * cp
+
+
+def pipeline_span(tp, cp, dp, pp):
+    """Ranks a pipeline's stages spread over: the pipeline is outermost in rank order,
+    so the whole grid (pipeline_link_rate; the lab's interconnect decision reads the same)."""
+    return tp * cp * dp * pp
 
 
 class PipelineTimes:

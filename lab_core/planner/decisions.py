@@ -4,6 +4,7 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
+from ..step_time import context_parallel_span, pipeline_span
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
 from .meters import model_state_bytes
 
@@ -271,17 +272,17 @@ def fabric_traffic(par, dp_link, gpus_per_node):
     """What crosses the fabric between nodes, in the order the page lists it, each
     by the link the model times it on: the gradient sync of the dp x cp ranks
     (sync.py's link; with ZeRO-3 the weight gathers too), the context-parallel
-    exchange once tp x cp ranks outgrow a node (step_time.context_parallel_times),
-    the expert all-to-all once ep does (step_time.expert_alltoall_times) and
-    pipeline sends once the grid does (step_time.pipeline_link_rate)."""
+    exchange once its ranks outgrow a node (step_time.context_parallel_span), the
+    expert all-to-all once ep does (step_time.expert_alltoall_times) and pipeline
+    sends once the grid does (step_time.pipeline_span)."""
     traffic = []
     if dp_link == "inter_node":
         traffic.append("sync_zero3" if par.zero == 3 else "sync")
-    if par.cp > 1 and par.tp * par.cp > gpus_per_node:
+    if par.cp > 1 and context_parallel_span(par.tp, par.cp) > gpus_per_node:
         traffic.append("cp")
     if par.ep > gpus_per_node:
         traffic.append("ep")
-    if par.pp > 1 and par.tp * par.cp * par.dp * par.pp > gpus_per_node:
+    if par.pp > 1 and pipeline_span(par.tp, par.cp, par.dp, par.pp) > gpus_per_node:
         traffic.append("pp")
     return traffic
 

@@ -211,7 +211,7 @@ def _plan_values(w, layout, r):
     values = {
         "plan_tp_share": (_tp_share(w, p.tp), "percent"),
         "plan_tp": (p.tp, "count"), "plan_cp": (p.cp, "count"), "plan_pp": (p.pp, "count"), "plan_dp": (p.dp, "count"),
-        "plan_cp": (p.cp, "count"), "plan_zero": (p.zero, "count"), "plan_v": (p.interleave, "count"),
+        "plan_zero": (p.zero, "count"), "plan_v": (p.interleave, "count"),
         "plan_micro_batch": (p.micro_batch, "count"), "plan_recompute": (p.recompute, "text"),
         "plan_step": (pr.step_s, "duration"), "plan_mem": (pr.memory_bytes, "bytes"), "plan_mfu": (pr.mfu, "percent"),
         "plan_tokens_per_s": (pr.tokens_per_s, "tokens_per_s"), "plan_bubble": (pr.bubble_fraction, "percent"),
