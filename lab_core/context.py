@@ -18,7 +18,7 @@ from .stack import (attention_kernels, compiles_loss, fuses_qkv, gathers_tp_inpu
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("shape", "device", "precision", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
+    __slots__ = ("shape", "device", "precision", "stack", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
                  "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
@@ -36,6 +36,7 @@ class WorkloadContext:
         self.shape = shape
         self.device = dev
         self.precision = w.precision
+        self.stack = w.stack
         self.modern = is_modern(w.stack)
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap

@@ -5,7 +5,10 @@ frameworks.FRAMEWORKS["deepspeed"]. DeepSpeed checks train_batch_size =
 train_micro_batch_size_per_gpu x gradient_accumulation_steps x data-parallel
 world size (deepspeed/runtime/config.py); ZeRO stages 0-3 are
 zero_optimization.stage, hybrid sharding of ZeRO-3 over fewer ranks is MiCS
-(mics_shard_size, arXiv:2205.00119). Pipeline stages and tensor parallelism
+(mics_shard_size, arXiv:2205.00119); DeepSpeed's pipeline engine refuses
+ZeRO stages 2 and 3 (deepspeed/runtime/pipe/engine.py, PipelineEngine: "ZeRO-2
+and ZeRO-3 are incompatible with pipeline parallelism"), so a pipelined plan
+of those stages is written with stage 1 and a note. Pipeline stages and tensor parallelism
 are set in the training script (PipelineModule(num_stages=...), AutoTP's
 tensor_parallel.autotp_size); the file carries them where the config has a
 key. JSON has no comments: the header and notes go in a top-level "comment"
@@ -19,15 +22,19 @@ from .notes import Notes, architecture_notes, attention_kernel_note, header_line
 
 def _zero(f, notes):
     par = f.par
-    zero = {"stage": par.zero}
+    stage = par.zero
+    if par.pp > 1 and stage > 1:
+        notes.add("deepspeed_pipeline_zero", zero=stage)
+        stage = 1
+    zero = {"stage": stage}
     if par.zero >= 1 and par.dp > 1:
         zero["overlap_comm"] = f.modern
         zero["contiguous_gradients"] = True
     if par.dp_shard and par.dp_shard < par.dp:
-        if par.zero == 3:
+        if stage == 3:
             zero["mics_shard_size"] = par.dp_shard
         else:
-            notes.add("deepspeed_partial_sharding", dp=par.dp, dp_shard=par.dp_shard, zero=par.zero)
+            notes.add("deepspeed_partial_sharding", dp=par.dp, dp_shard=par.dp_shard, zero=stage)
     return zero
 
 

@@ -9,8 +9,11 @@ same release. The mapping:
   replicated data_parallel_replicate_degree times (HSDP when both > 1,
   arXiv:2304.11277 Sec 3.2.1). ZeRO-3 reshards the weights after the forward
   pass; ZeRO-2 keeps them ("never"). ZeRO-0 is plain replication (DDP).
-  ZeRO-1 (only the optimizer state sharded) has no torchtitan form: it is
-  written as ZeRO-2, which shards the gradients as well, with a note.
+  ZeRO-1 (only the optimizer state sharded) has no torchtitan form without a
+  pipeline: it is written as ZeRO-2, which shards the gradients as well, with
+  a note. With a pipeline FSDP is ZeRO-1 (parallelism.zero_stages): written
+  "never", torchtitan's default there, and a ZeRO-2/3 plan of another stack
+  gets a note that the job holds more memory than the plan counted.
 - tensor parallelism always runs with sequence parallelism and loss
   parallelism; async TP needs torch.compile.
 - pipeline: local_batch_size is a replica's share of the batch and
@@ -57,10 +60,16 @@ def _data_parallel(f, notes):
     if par.zero == 0 or par.dp == 1:
         return [("data_parallel_replicate_degree", par.dp), ("data_parallel_shard_degree", 1)]
     shard = par.dp_shard or par.dp
-    if par.zero == 1:
-        notes.add("torchtitan_zero1")
+    if par.pp > 1:
+        if par.zero > 1:
+            notes.add("torchtitan_pipeline_fsdp", zero=par.zero)
+        reshard = "never"
+    else:
+        if par.zero == 1:
+            notes.add("torchtitan_zero1")
+        reshard = "always" if par.zero == 3 else "never"
     return [("data_parallel_replicate_degree", par.dp // shard), ("data_parallel_shard_degree", shard),
-            ("fsdp_reshard_after_forward", "always" if par.zero == 3 else "never")]
+            ("fsdp_reshard_after_forward", reshard)]
 
 
 def _parallelism(f, notes):

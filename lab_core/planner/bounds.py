@@ -18,7 +18,7 @@ from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
-from ..parallelism import Parallelism
+from ..parallelism import Parallelism, zero_stages
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds)
 
@@ -57,8 +57,8 @@ def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_pa
 
 def floor_memory(ctx, grid):
     """The least memory any plan of the grid uses: the most ZeRO sharding it
-    allows, full recompute, micro-batch 1, no interleaving."""
-    return plan_memory(ctx, grid, 3 if grid.shards else 0, "full", 1, 1)
+    allows (parallelism.zero_stages), full recompute, micro-batch 1, no interleaving."""
+    return plan_memory(ctx, grid, zero_stages(ctx.stack, grid.pp, grid.shards)[-1], "full", 1, 1)
 
 
 def state_bytes(ctx, grid, zero):

@@ -3,10 +3,14 @@
 Uses the memory floor of a grid (the most ZeRO sharding, full recompute,
 micro-batch 1, no interleaving: the least memory any plan of it can use,
 bounds.floor_memory; with pins, the pinned values instead), which only
-shrinks as dp grows for fixed tp, cp and pp. GPU counts are tp cp pp dp with
+shrinks as dp grows for fixed tp, cp, pp and ep. GPU counts are tp cp pp dp with
 tp dividing the GPUs per node, pp splitting the layers and dp the batch; for
 a mixture of experts each count takes the largest ep searched (the fewest
-experts per GPU, the least memory).
+experts per GPU, the least memory). That ep can fall as dp grows (a dp whose
+tp x cp x dp it does not divide), and where ZeRO-3 is not the floor's stage
+(parallelism.zero_stages) the experts' weights and gradients on a GPU grow
+with it: the dp are searched in runs of equal ep (_ep_runs), within which the
+floor only shrinks.
 """
 from bisect import bisect_right
 
@@ -18,6 +22,17 @@ from .steps import finish
 
 def _grid(space, t, c, p, first, last, d):
     return Grid(t, c, p, d, expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], first, last)
+
+
+def _ep_runs(space, t, c, dps):
+    """The indices of `dps` (ascending) grouped by the ep their grid takes (_grid):
+    one group for a dense model."""
+    if not space.experts:
+        return [range(len(dps))] if dps else []
+    runs = {}
+    for i, d in enumerate(dps):
+        runs.setdefault(expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], []).append(i)
+    return list(runs.values())
 
 
 def _parts(space, accept):
@@ -52,35 +67,38 @@ def smallest_fitting_steps(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor
         mp = t * c * p
         cap = at_most if best is None else min(at_most, best[0])
         top = bisect_right(dps, cap // mp)  # dps[:top]: the dp whose count is within the cap
-        if top == 0 or floor(wctx, _grid(space, t, c, p, first, last, dps[top - 1])) > usable:
-            continue
-        lo, hi = 0, top - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if floor(wctx, _grid(space, t, c, p, first, last, dps[mid])) <= usable:
-                hi = mid
-            else:
-                lo = mid + 1
-        grid = _grid(space, t, c, p, first, last, dps[lo])
-        n = grid.gpus
-        if best is None or (n, grid) < best:
-            best = (n, grid)
+        for run in _ep_runs(space, t, c, dps[:top]):
+            if floor(wctx, _grid(space, t, c, p, first, last, dps[run[-1]])) > usable:
+                continue
+            lo, hi = 0, len(run) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if floor(wctx, _grid(space, t, c, p, first, last, dps[run[mid]])) <= usable:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            grid = _grid(space, t, c, p, first, last, dps[run[lo]])
+            n = grid.gpus
+            if best is None or (n, grid) < best:
+                best = (n, grid)
     return best
 
 
 def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
     """The most GPUs (<= at_most) some grid whose floor fits uses, or None.
 
-    Each (tp, cp, pp) is looked at with its largest dp within `at_most` (the
-    least memory of it); the candidates are tried from the most GPUs down, so
-    the first that fits is the answer and the rest need no floor."""
+    Each (tp, cp, pp) is looked at with its largest dp within `at_most` of
+    each ep (the least memory of it, _ep_runs); the candidates are tried from
+    the most GPUs down, so the first that fits is the answer and the rest need
+    no floor."""
     floor = floor or floor_memory
     dps = space.dps
     candidates = []
     for t, c, p, first, last in _parts(space, accept):
         top = bisect_right(dps, at_most // (t * c * p))
-        if top:
-            candidates.append((t * c * p * dps[top - 1], t, c, p, first, last, dps[top - 1]))
+        for run in _ep_runs(space, t, c, dps[:top]):
+            d = dps[run[-1]]
+            candidates.append((t * c * p * d, t, c, p, first, last, d))
     candidates.sort(reverse=True)
     for n, t, c, p, first, last, d in candidates:
         if floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable:

@@ -22,7 +22,7 @@ and its closest plan has the pins.
 from dataclasses import dataclass
 
 from ..errors import LabInputError
-from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_int, _positive_int, stage_split
+from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_int, _positive_int, stage_split, zero_stages
 from .space import Grid, divisors, expert_parallel_sizes
 
 GRID_PINS = ("tp", "cp", "pp", "dp", "ep", "first_stage_layers", "last_stage_layers")
@@ -218,7 +218,7 @@ def parse_pins(workload, pins, space):
         if rest * values["dp"] != gpus:
             valid = [gpus // rest] if gpus % rest == 0 and space.batch % (gpus // rest) == 0 else []
             raise _invalid("dp", values["dp"], valid, f"tp x cp x pp x dp = gpus = {gpus:,}")
-    _check_together(pinned, space, gpus, workload.shape.layers)
+    _check_together(pinned, space, gpus, workload.shape.layers, workload.stack)
     return pinned
 
 
@@ -253,7 +253,7 @@ def _check_single_fields(workload, values, space):
         raise _invalid("sequence_parallel", True, [False], "sequence parallelism needs tp > 1")
 
 
-def _check_together(pinned, space, gpus, layers):
+def _check_together(pinned, space, gpus, layers, stack):
     """The pins together: some grid of the GPUs (or of fewer, as without pins)
     must carry them, and some plan of such a grid the plan pins."""
     grids = pinned.grids_up_to(space, gpus)
@@ -270,7 +270,7 @@ def _check_together(pinned, space, gpus, layers):
     values = pinned.values
     for name in ("zero", "micro_batch", "interleave"):
         if name in values:
-            valid = sorted({x for g in grids for x in _plan_values(name, g, space.batch, layers, values)})
+            valid = sorted({x for g in grids for x in _plan_values(name, g, space.batch, layers, values, stack)})
             if values[name] not in valid:
                 raise _invalid(name, values[name], valid, "with the other pins")
 
@@ -278,11 +278,11 @@ def _check_together(pinned, space, gpus, layers):
 _GRID_ATTR = {"first_stage_layers": "first", "last_stage_layers": "last"}
 
 
-def _plan_values(name, grid, batch, layers, values):
+def _plan_values(name, grid, batch, layers, values, stack):
     """The values a plan field can take on a grid (given the micro-batch pin, for interleave)."""
     replica = batch // grid.dp
     if name == "zero":
-        return (0, 1, 2, 3) if grid.shards else (0,)
+        return zero_stages(stack, grid.pp, grid.shards)
     if name == "micro_batch":
         return divisors(replica)
     b = values.get("micro_batch", 1)

@@ -308,7 +308,7 @@ def _recommend(workload, pins, budget, hint):
     usable = requested.device_bytes * (1.0 - MEMORY_SAFETY_MARGIN)
     space = space_for(workload)
     pinned = parse_pins(workload, pins, space)
-    floor = floor_memory if pinned is None else Choices(requested.flash, pinned, requested.per_op_selective).floor_memory
+    floor = floor_memory if pinned is None else Choices(requested, pinned).floor_memory
     key = reuse.search_key(workload, pins)
     earlier = reuse.SEARCHES.get(key)
     if earlier is not None:

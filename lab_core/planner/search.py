@@ -49,7 +49,7 @@ import heapq
 
 from ..context import context_for
 from ..evaluate import evaluate
-from ..parallelism import RECOMPUTE_MODES, Parallelism
+from ..parallelism import RECOMPUTE_MODES, Parallelism, zero_stages
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
                      stage_activation_bytes, stage_state_bytes, sync_floor)
@@ -241,17 +241,19 @@ def recompute_modes(flash, per_op_selective=False):
 class Choices:
     """The values searched for the fields a grid leaves open, after the pins."""
 
-    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "_divisors")
+    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "stack",
+                 "_divisors")
 
-    def __init__(self, flash, pins, per_op_selective=False):
+    def __init__(self, ctx, pins):
         get = pins.get if pins is not None else {}.get
         pinned_mode = get("recompute")
         self.recompute_pinned = pinned_mode is not None
-        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(flash, per_op_selective)
+        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(ctx.flash, ctx.per_op_selective)
         self.zero = get("zero")
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")
         self.interleave = get("interleave")
+        self.stack = ctx.stack
         self._divisors = {}  # the search asks for the same few counts' divisors again and again
 
     def _divisors_of(self, n):
@@ -261,7 +263,7 @@ class Choices:
         return found
 
     def zeros(self, grid):
-        zeros = (0, 1, 2, 3) if grid.shards else (0,)
+        zeros = zero_stages(self.stack, grid.pp, grid.shards)
         if self.zero is None:
             return zeros
         return (self.zero,) if self.zero in zeros else ()
@@ -366,7 +368,7 @@ def _run(run, pins, hint=None, none_fit=False):
     space = space_for(workload)
     grids = space.layouts(workload.gpus) if pins is None else pins.grids(space, workload.gpus)
     run.layouts = len(grids)
-    choices = Choices(ctx.flash, pins, ctx.per_op_selective)
+    choices = Choices(ctx, pins)
     # ZeRO-0 state of a whole replica: a replicate-only plan that would not
     # fit with it shards to fit, i.e. is zero_sharded in shape (stage.py).
     run.replica_state = max(stage_state_bytes(ctx, SINGLE_GPU, 0))

@@ -71,7 +71,9 @@ def torchtitan_layout(text, layers):
     par, training = job["parallelism"], job["training"]
     tp, pp = par["tensor_parallel_degree"], par.get("pipeline_parallel_degree", 1)
     replicate, shard = par["data_parallel_replicate_degree"], par["data_parallel_shard_degree"]
-    zero = 0 if shard == 1 else {"never": 2, "always": 3}[par["fsdp_reshard_after_forward"]]
+    # FSDP under a pipeline holds whole weights and gradients through the step: ZeRO-1
+    # (lab_core.parallelism.zero_stages); without one "never" is ZeRO-2, "always" ZeRO-3.
+    zero = 0 if shard == 1 else 1 if pp > 1 else {"never": 2, "always": 3}[par["fsdp_reshard_after_forward"]]
     if pp > 1:
         per_chunk = par["pipeline_parallel_layers_per_stage"]
         first_less, last_less = par["pipeline_parallel_first_stage_less_layers"], par["pipeline_parallel_last_stage_less_layers"]

@@ -48,6 +48,8 @@ CASES = [
     ("deepseek-v3-ep", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8"),
      Parallelism(tp=2, pp=8, dp=64, ep=64, zero=1, sequence_parallel=True, micro_batch=1, interleave=4,
                  first_stage_layers=5, last_stage_layers=8)),
+    ("pipeline-zero3", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
+     Parallelism(tp=8, pp=4, dp=8, zero=3, sequence_parallel=True, micro_batch=1)),
     ("custom-single-gpu", Workload(params=125e6, gpus=1), Parallelism()),
     ("custom-tp-no-sp", Workload(params=13e9, gpus=64, global_batch_tokens=512 * 2048),
      Parallelism(tp=8, pp=1, dp=8, zero=0, micro_batch=2)),
@@ -105,8 +107,11 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
     _, known = key_list(FRAMEWORKS["torchtitan"].key_list)
     assert toml_keys(job) <= known, toml_keys(job) - known
     first, last, micro_batches = _stages(workload, par)
-    zero = 2 if par.zero == 1 else par.zero  # torchtitan has no ZeRO-1: a note says so
-    assert ("torchtitan_zero1" in exported.notes) == (par.zero == 1 and par.dp > 1)
+    # torchtitan has no ZeRO-1 without a pipeline (a note says so); with one its FSDP is ZeRO-1,
+    # and a note says so to a plan that counted less (lab_core.parallelism.zero_stages).
+    zero = (1 if par.zero else 0) if par.pp > 1 else 2 if par.zero == 1 else par.zero
+    assert ("torchtitan_zero1" in exported.notes) == (par.zero == 1 and par.dp > 1 and par.pp == 1)
+    assert ("torchtitan_pipeline_fsdp" in exported.notes) == (par.zero > 1 and par.dp > 1 and par.pp > 1)
     want = {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep, "zero": zero if par.dp > 1 else 0,
             "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": par.micro_batch,
             "interleave": par.interleave, "shard": par.shard_ranks if zero and par.dp > 1 else par.dp,
@@ -127,8 +132,11 @@ def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, 
     # "comment" is the one key of ours: DeepSpeed reads top-level keys by name and ignores the rest.
     assert toml_keys({k: v for k, v in config.items() if k != "comment"}) <= known
     _, _, micro_batches = _stages(workload, par)
-    expressible_shard = par.shard_ranks if par.zero == 3 else par.dp
-    assert got == {"pp": par.pp, "tp": par.tp, "dp": par.dp, "zero": par.zero, "micro_batch": par.micro_batch,
+    # DeepSpeed's pipeline engine runs ZeRO-0 and 1 only: a pipelined ZeRO-2/3 plan is written as stage 1, with a note.
+    stage = 1 if par.pp > 1 and par.zero > 1 else par.zero
+    assert ("deepspeed_pipeline_zero" in exported.notes) == (stage != par.zero)
+    expressible_shard = par.shard_ranks if stage == 3 else par.dp
+    assert got == {"pp": par.pp, "tp": par.tp, "dp": par.dp, "zero": stage, "micro_batch": par.micro_batch,
                    "micro_batches": micro_batches, "batch": workload.batch_sequences,
                    "recompute": "full" if par.recompute == "full" else "none",
                    "shard": expressible_shard}

@@ -2,6 +2,7 @@
 the pruned search in lab_core.planner.search must match."""
 from lab_core import evaluate
 from lab_core.context import context_for
+from lab_core.parallelism import zero_stages
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 from lab_core.planner.search import make_parallelism
 from lab_core.planner.space import divisors, space_for
@@ -16,7 +17,7 @@ def all_plans(workload, grids=None):
             m = R // b
             vs = divisors(grid.interleave_layers(wctx.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
             for v in vs:
-                for z in ((0, 1, 2, 3) if grid.shards else (0,)):
+                for z in zero_stages(workload.stack, grid.pp, grid.shards):
                     for r in ("none", "selective", "full"):
                         for sp in ((False, True) if grid.tp > 1 else (False,)):
                             yield make_parallelism(grid, z, r, sp, b, v)

@@ -4,6 +4,7 @@ pipeline splits, the three software stacks and both number formats."""
 import random
 
 from lab_core import Workload
+from lab_core.parallelism import zero_stages
 from lab_core.planner.search import make_parallelism
 from lab_core.planner.space import divisors, space_for
 
@@ -57,6 +58,6 @@ def random_plan(rng, w):
     b = rng.choice(divisors(R))
     m = R // b
     vs = divisors(grid.interleave_layers(w.shape.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
-    return make_parallelism(grid, rng.choice((0, 1, 2, 3)) if grid.shards else 0,
+    return make_parallelism(grid, rng.choice(zero_stages(w.stack, grid.pp, grid.shards)),
                             rng.choice(("none", "selective", "full")), grid.tp > 1 and rng.random() < 0.8,
                             b, rng.choice(vs))

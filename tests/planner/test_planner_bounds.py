@@ -83,7 +83,7 @@ def test_first_grid_floors_never_exceed_evaluate(w, par):
     grid = Grid.of(par)
     run = search._Search(w, None)
     report = evaluate(w, par)
-    choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
+    choices = search.Choices(wctx, None)
     sizes = choices.micro_batches(wctx.batch_sequences // grid.dp)
     shared = SharedFloor(wctx, grid)
     assert search._sketch(wctx, grid, choices, shared, sizes) <= report.step_s * (1 + 1e-12)
@@ -146,7 +146,7 @@ def test_grids_that_differ_only_in_cp_share_their_sync_and_optimizer(w):
 def _first_floor_parts(w, grid):
     """A search of w, its choices, the grid's micro-batch sizes and its SharedFloor."""
     run = search._Search(w, None)
-    choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+    choices = search.Choices(run.ctx, None)
     return run, choices, choices.micro_batches(run.ctx.batch_sequences // grid.dp), SharedFloor(run.ctx, grid)
 
 
@@ -172,7 +172,7 @@ def test_row_modes_by_binary_search_are_each_micro_batch_least_mode(seed):
     while checked < 40:
         w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024])
         run = search._Search(w, None)
-        choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+        choices = search.Choices(run.ctx, None)
         for grid in space_for(w).layouts(w.gpus)[:12]:
             largest = search._largest_micro_batch(run, grid, choices)
             if largest is None:
@@ -228,7 +228,7 @@ def test_a_rows_bound_by_class_of_zero_stage_never_exceeds_its_plans(seed):
         w, _ = random_workload(rng, [8, 64, 512])
         run = search._Search(w, None)
         ctx = run.ctx
-        choices = search.Choices(ctx.flash, None, ctx.per_op_selective)
+        choices = search.Choices(ctx, None)
         for grid in space_for(w).layouts(w.gpus)[:6]:
             largest = search._largest_micro_batch(run, grid, choices)
             if largest is None:
@@ -279,7 +279,7 @@ def test_floors_count_the_pipeline_sends_over_a_slow_fabric():
     wctx = context_for(w)
     grid = next(g for g in space_for(w).layouts(w.gpus) if (g.tp, g.cp, g.pp) == (2, 1, 8))
     run = search._Search(w, None)
-    choices = search.Choices(wctx.flash, None, wctx.per_op_selective)
+    choices = search.Choices(wctx, None)
     sequences = wctx.batch_sequences // grid.dp
     sizes = choices.micro_batches(sequences)
     shared = SharedFloor(wctx, grid)

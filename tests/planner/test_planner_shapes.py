@@ -37,7 +37,7 @@ def test_possible_classes_hold_every_plan_of_the_grid(seed):
     while checked < 400:
         w, _ = random_workload(rng, [8, 16, 64, 128, 512], long_share=0.5)
         run = search._Search(w, None)
-        choices = search.Choices(run.ctx.flash, None, run.ctx.per_op_selective)
+        choices = search.Choices(run.ctx, None)
         for grid in space_for(w).layouts(w.gpus)[:10]:
             largest = search._largest_micro_batch(run, grid, choices)
             if largest is None or grid.tp * grid.cp * grid.pp * grid.ep == 1:

@@ -53,6 +53,17 @@ def test_an_invalid_pin_says_why_in_one_line_with_the_nearest_valid_values(sessi
     assert CATALOGS[lang]["field_labels"][field] in text and "\n" not in text
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_pipelined_zero_3_pin_on_the_pytorch_native_stack_says_which_stages_run(sessions, lang):
+    """FSDP under PyTorch's pipeline is ZeRO-1 (lab_core.parallelism.zero_stages): the pin's
+    error gives that rule in the reader's language and the stages that do run."""
+    result = sessions[lang].evaluate(dict(LLAMA, stack="torch_native"), pins={"pp": "2", "zero": "3"})
+    assert not result["ok"] and result["error"]["field"] == "zero"
+    text = result["error"]["text"]
+    why = CATALOGS[lang]["pin_errors"]["why"]["zero"]
+    assert why in text and "0, 1" in text and "PyTorch" in why and "\n" not in text
+
+
 def test_a_links_bad_pin_is_dropped_with_a_note(sessions):
     result = sessions["en"].evaluate(LLAMA, pins={"tp": "3", "zero": "1"}, lenient=True)
     assert result["ok"] and result["pins"] == {"zero": "1"}

@@ -8,6 +8,7 @@ from lab_core import activations, calibration as cal, flops
 from lab_core.comms import point_to_point_time
 from lab_core.context import context_for
 from lab_core.efficiency import attention_rate, gemm_efficiency
+from lab_core.parallelism import zero_stages
 from lab_core.planner import recommend
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 
@@ -69,11 +70,15 @@ def _recipe_values(w_short, w_long, layout):
 
 def _kernel_values(workload, layout):
     """Both stages on the PyTorch-native stack, attention on PyTorch SDPA's FlashAttention-2
-    or on Transformer Engine's kernel (Workload.te_attention), nothing else changed: what the
-    kernel costs at each length (lab_core.calibration.STACK_ATTENTION_EFFICIENCY)."""
+    or on Transformer Engine's kernel (Workload.te_attention), nothing else changed between
+    the two: what the kernel costs at each length (lab_core.calibration.STACK_ATTENTION_EFFICIENCY).
+    The layouts keep their ZeRO stage where that stack runs it with their pipeline, else take
+    the highest it does (lab_core.parallelism.zero_stages: FSDP under PyTorch's pipeline is ZeRO-1)."""
     values = {"sdpa_factor": (cal.STACK_ATTENTION_EFFICIENCY["torch_native"]
                               / cal.STACK_ATTENTION_EFFICIENCY["modern"], "percent")}
     for key, (inputs, lay) in (("long", (workload, layout)), ("short", published_run(SHORT))):
+        runnable = zero_stages("torch_native", lay.get("pp", 1), True)
+        lay = dict(lay, zero=max(z for z in runnable if z <= lay.get("zero", 0)))
         sdpa, te = (evaluate(dict(inputs, stack="torch_native", te_attention=on), **lay)[1] for on in (False, True))
         values[f"{key}_sdpa_step"] = (sdpa.step_s, "duration")
         values[f"{key}_te_step"] = (te.step_s, "duration")

@@ -113,7 +113,7 @@ def _space_size(w):
     modes x (micro-batch, interleaving) pairs, as the search's own Choices name them
     (what an exhaustive search would evaluate)."""
     ctx = context_for(w)
-    choices = Choices(ctx.flash, None, ctx.per_op_selective)
+    choices = Choices(ctx, None)
     total = 0
     for grid in space_for(w).layouts(w.gpus):
         replica = ctx.batch_sequences // grid.dp
