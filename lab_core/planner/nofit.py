@@ -25,10 +25,8 @@ def _grid(space, t, c, p, first, last, d):
 
 
 def _ep_runs(space, t, c, dps):
-    """The indices of `dps` (ascending) grouped by the ep their grid takes (_grid):
-    one group for a dense model."""
-    if not space.experts:
-        return [range(len(dps))] if dps else []
+    """The indices of `dps` (ascending) grouped by the ep their grid takes (_grid);
+    a dense model's are one group, range(len(dps)), which the callers make themselves."""
     runs = {}
     for i, d in enumerate(dps):
         runs.setdefault(expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], []).append(i)
@@ -67,8 +65,8 @@ def smallest_fitting_steps(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor
         mp = t * c * p
         cap = at_most if best is None else min(at_most, best[0])
         top = bisect_right(dps, cap // mp)  # dps[:top]: the dp whose count is within the cap
-        for run in _ep_runs(space, t, c, dps[:top]):
-            if floor(wctx, _grid(space, t, c, p, first, last, dps[run[-1]])) > usable:
+        for run in _ep_runs(space, t, c, dps[:top]) if space.experts else (range(top),):
+            if not run or floor(wctx, _grid(space, t, c, p, first, last, dps[run[-1]])) > usable:
                 continue
             lo, hi = 0, len(run) - 1
             while lo < hi:
@@ -96,7 +94,9 @@ def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
     candidates = []
     for t, c, p, first, last in _parts(space, accept):
         top = bisect_right(dps, at_most // (t * c * p))
-        for run in _ep_runs(space, t, c, dps[:top]):
+        for run in _ep_runs(space, t, c, dps[:top]) if space.experts else (range(top),):
+            if not run:
+                continue
             d = dps[run[-1]]
             candidates.append((t * c * p * d, t, c, p, first, last, d))
     candidates.sort(reverse=True)

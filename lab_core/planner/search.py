@@ -241,7 +241,7 @@ def recompute_modes(flash, per_op_selective=False):
 class Choices:
     """The values searched for the fields a grid leaves open, after the pins."""
 
-    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "stack",
+    __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "_stages",
                  "_divisors")
 
     def __init__(self, ctx, pins):
@@ -253,7 +253,7 @@ class Choices:
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")
         self.interleave = get("interleave")
-        self.stack = ctx.stack
+        self._stages = (zero_stages(ctx.stack, 1, True), zero_stages(ctx.stack, 2, True))
         self._divisors = {}  # the search asks for the same few counts' divisors again and again
 
     def _divisors_of(self, n):
@@ -263,7 +263,8 @@ class Choices:
         return found
 
     def zeros(self, grid):
-        zeros = zero_stages(self.stack, grid.pp, grid.shards)
+        # zero_stages' answers, looked up: the search asks for every row of every grid.
+        zeros = self._stages[grid.pp > 1] if grid.shards else (0,)
         if self.zero is None:
             return zeros
         return (self.zero,) if self.zero in zeros else ()
