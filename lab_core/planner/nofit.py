@@ -9,7 +9,7 @@ a mixture of experts each count takes the largest ep searched (the fewest
 experts per GPU, the least memory). That ep can fall as dp grows (a dp whose
 tp x cp x dp it does not divide), and where ZeRO-3 is not the floor's stage
 (parallelism.zero_stages) the experts' weights and gradients on a GPU grow
-with it: the dp are searched in runs of equal ep (_ep_runs), within which the
+with it: the dp are searched in runs of equal ep (_dp_runs), within which the
 floor only shrinks.
 """
 from bisect import bisect_right
@@ -20,17 +20,24 @@ from .space import Grid, expert_parallel_sizes
 from .steps import finish
 
 
+def _ep(space, ranks):
+    """The largest ep searched for tp x cp x dp = ranks (1 for a dense model)."""
+    return expert_parallel_sizes(space.experts, ranks, space.gpn)[-1]
+
+
 def _grid(space, t, c, p, first, last, d):
-    return Grid(t, c, p, d, expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], first, last)
+    return Grid(t, c, p, d, _ep(space, t * c * d), first, last)
 
 
-def _ep_runs(space, t, c, dps):
-    """The indices of `dps` (ascending) grouped by the ep their grid takes (_grid);
-    a dense model's are one group, range(len(dps)), which the callers make themselves."""
+def _dp_runs(space, t, c, dps, top):
+    """The indices of dps[:top] (ascending) grouped by the ep their grid takes
+    (_grid): one group for a dense model."""
+    if not space.experts:
+        return (range(top),)
     runs = {}
-    for i, d in enumerate(dps):
-        runs.setdefault(expert_parallel_sizes(space.experts, t * c * d, space.gpn)[-1], []).append(i)
-    return list(runs.values())
+    for i in range(top):
+        runs.setdefault(_ep(space, t * c * dps[i]), []).append(i)
+    return runs.values()
 
 
 def _parts(space, accept):
@@ -65,7 +72,7 @@ def smallest_fitting_steps(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor
         mp = t * c * p
         cap = at_most if best is None else min(at_most, best[0])
         top = bisect_right(dps, cap // mp)  # dps[:top]: the dp whose count is within the cap
-        for run in _ep_runs(space, t, c, dps[:top]) if space.experts else (range(top),):
+        for run in _dp_runs(space, t, c, dps, top):
             if not run or floor(wctx, _grid(space, t, c, p, first, last, dps[run[-1]])) > usable:
                 continue
             lo, hi = 0, len(run) - 1
@@ -86,7 +93,7 @@ def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
     """The most GPUs (<= at_most) some grid whose floor fits uses, or None.
 
     Each (tp, cp, pp) is looked at with its largest dp within `at_most` of
-    each ep (the least memory of it, _ep_runs); the candidates are tried from
+    each ep (the least memory of it, _dp_runs); the candidates are tried from
     the most GPUs down, so the first that fits is the answer and the rest need
     no floor."""
     floor = floor or floor_memory
@@ -94,7 +101,7 @@ def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
     candidates = []
     for t, c, p, first, last in _parts(space, accept):
         top = bisect_right(dps, at_most // (t * c * p))
-        for run in _ep_runs(space, t, c, dps[:top]) if space.experts else (range(top),):
+        for run in _dp_runs(space, t, c, dps, top):
             if not run:
                 continue
             d = dps[run[-1]]
