@@ -23,6 +23,13 @@ same release. The mapping:
   The stage split: layers_per_stage with the first and last stage short of
   "less_layers" layers (num_virtual_stages = (layers + first_less + last_less)
   / layers_per_stage = pp x interleave).
+- attention: torchtitan's SDPA wrapper puts cuDNN's fused attention first
+  (torchtitan/models/attention.py at v0.2.2, ScaledDotProductAttentionWrapper:
+  CUDNN_ATTENTION, FLASH_ATTENTION, MATH with set_priority), the kernel
+  Transformer Engine's fused attention calls, so a plan on either runs the
+  kernel it assumed; a plan on FlashAttention-2 (the PyTorch-native stack
+  without Workload.te_attention) gets a note that the job's attention is
+  faster.
 - the loss: torchtitan's eager cross-entropy keeps more bytes per logit than
   a Megatron stack's fused loss (calibration.LOSS_BYTES_PER_LOGIT), so a plan
   that counted fewer (a Megatron stack's, or Workload.compiled_loss) is
@@ -32,9 +39,10 @@ same release. The mapping:
 """
 from .. import calibration as cal
 from ..context import context_for
+from ..stack import attention_kernels
 from ..presets import PRESETS
 from . import toml
-from .notes import Notes, architecture_notes, attention_kernel_note, comment_block, header_lines
+from .notes import Notes, architecture_notes, comment_block, header_lines
 
 
 def _pipeline(f, notes):
@@ -147,7 +155,9 @@ def job_sections(f, notes):
                                                     ("precompute_float8_dynamic_scale_for_fsdp", True)]))
     if f.workload.dropout:
         notes.add("torchtitan_dropout")
-    attention_kernel_note(f, notes)
+    if attention_kernels(f.workload.stack, f.workload.te_attention) == "torch_native":
+        notes.add("torchtitan_cudnn_attention", speedup=cal.STACK_ATTENTION_EFFICIENCY["modern"]
+                  / cal.STACK_ATTENTION_EFFICIENCY["torch_native"])
     if not f.modern:
         notes.add("legacy_stack_overlap")
     architecture_notes(f, notes)

@@ -9,7 +9,7 @@ import pytest
 
 from labsite.catalog import LANGUAGES, load_catalogs
 from lab_core import Parallelism, Workload, evaluate, export, preset_inputs, recommend
-from lab_core.calibration import COMPILED_LOSS_BYTES_PER_LOGIT, LOSS_BYTES_PER_LOGIT
+from lab_core.calibration import COMPILED_LOSS_BYTES_PER_LOGIT, LOSS_BYTES_PER_LOGIT, STACK_ATTENTION_EFFICIENCY
 from lab_core.context import context_for
 from lab_core.errors import LabInputError
 from lab_core.export import FORMATS
@@ -324,15 +324,22 @@ def test_moe_dispatcher_and_all_to_all_overlap_are_written_where_megatron_accept
 
 @pytest.mark.parametrize("stack, te_attention", [("torch_native", True), ("torch_native", False), ("modern", True)])
 def test_transformer_engine_attention_is_a_note_where_the_file_cannot_choose_the_kernel(stack, te_attention):
-    """Megatron-LM runs Transformer Engine's attention itself; a torchtitan job or a DeepSpeed
-    config has no key for the kernel, so a PyTorch-native plan on it (Workload.te_attention) says so."""
+    """Megatron-LM runs Transformer Engine's attention itself; a DeepSpeed config has no key for
+    the kernel, so a PyTorch-native plan on it (Workload.te_attention) says so. torchtitan's SDPA
+    tries cuDNN's fused attention (TE's kernel) first: a plan on it needs no note, a plan on
+    FlashAttention-2 is told the job's attention is faster, by the lab's own ratio."""
     workload = _preset("llama3-8b", gpus=8, gpu="h100_80gb", global_batch_tokens=128 * 8192, stack=stack,
                        te_attention=te_attention)
     plan = evaluate(workload, Parallelism(dp=8, zero=3, micro_batch=2))
     for fmt in FORMATS:
         for lang in LANGUAGES:
             exported = export(plan, workload, fmt, TEXTS[lang])
-            noted = fmt in ("torchtitan", "deepspeed") and stack == "torch_native" and te_attention
+            noted = fmt == "deepspeed" and stack == "torch_native" and te_attention
             assert ("te_attention" in exported.notes) == noted, (fmt, lang)
             if noted:
                 assert TEXTS[lang]["notes"]["te_attention"].split("（")[0].split("(")[0][:20] in exported.text
+            faster = fmt == "torchtitan" and stack == "torch_native" and not te_attention
+            assert ("torchtitan_cudnn_attention" in exported.notes) == faster, (fmt, lang)
+            if faster:
+                ratio = STACK_ATTENTION_EFFICIENCY["modern"] / STACK_ATTENTION_EFFICIENCY["torch_native"]
+                assert f"{ratio:.1f}" in exported.text
