@@ -63,6 +63,11 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # drain bubble is idle time the buckets of finished chunks can use.
         out.dp_total = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)
         out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
+        if zero == 2 and m > 1:
+            reduce = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)
+            earlier, exposed = earlier_reduce_scatters(reduce, m, mb, overlap)
+            out.dp_total += earlier
+            out.dp_exposed += exposed
         out.zero_total = out.zero_exposed = 0.0
     out.optimizer = optimizer_time(ctx, params_per_gpu, d, zero)
     return out
@@ -100,7 +105,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
             ctx, par, micro_batches, mb, shard, min(per_node, shard))
     else:
-        _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows))
+        _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows, micro_batches, mb))
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
         _add(out, (across, _exposed(across, bucket, windows[0])))
@@ -108,7 +113,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         expert_ranks = par.tp * par.cp * par.dp // par.ep
         expert_per_node = group_per_node(ctx, par.ep)
         _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
-                               windows))
+                               windows, micro_batches if par.zero == 2 else 1, mb))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
     out.dp_exposed += cal.COMM_CONTENTION * hidden
     out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
@@ -123,23 +128,45 @@ def group_per_node(ctx, inner):
     return ctx.gpus_per_node // inner if inner < ctx.gpus_per_node else 1
 
 
-def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows):
+def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batches=1, mb=None):
     """(total, exposed) seconds of one step's gradient sync of `params`
     parameters over `ranks` GPUs: an all-reduce (ZeRO-0) or a reduce-scatter
     (ZeRO-1/2, arXiv:1910.02054 Sec 7.1) behind the backward window, and under
     ZeRO-1/2 the distributed optimizer's all-gather of the updated 16-bit
-    weights behind the next step's first forward (--overlap-param-gather)."""
+    weights behind the next step's first forward (--overlap-param-gather).
+    ZeRO-2 also reduce-scatters the gradients of each of the `micro_batches`
+    before the last (earlier_reduce_scatters; `mb` their MicroBatchTimes)."""
     if ranks <= 1 or params <= 0.0:
         return 0.0, 0.0
     backward_window, forward_window = windows
     factor = 2.0 if zero == 0 else 1.0
     reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
     total, exposed = reduce, _exposed(reduce, bucket, backward_window)
+    if zero == 2 and micro_batches > 1:
+        earlier, hidden_behind = earlier_reduce_scatters(reduce, micro_batches, mb)
+        total += earlier
+        exposed += hidden_behind
     if zero >= 1:
         gather, bucket = bucket_times(ctx, WEIGHT_BYTES * params, ranks, ranks_per_node, 1.0)
         total += gather
         exposed += _exposed(gather, bucket, forward_window)
     return total, exposed
+
+
+def earlier_reduce_scatters(reduce, micro_batches, mb, share=1.0):
+    """(total, exposed) seconds of ZeRO-2's reduce-scatters of every micro-batch but the
+    last, `reduce` seconds each. A GPU that keeps only its shard of the gradients cannot
+    hold one micro-batch's full gradients until the next one's are added to them, so
+    each micro-batch's backward ends with its own reduce-scatter (arXiv:1910.02054
+    Sec 5.2: gradients are reduced as they are produced and the rest freed; DeepSpeed's
+    stage 2, PyTorch FSDP2 without resharding, Megatron-FSDP's optim_grads). Each
+    hides behind the compute that runs before the next micro-batch's gradients are
+    ready (that micro-batch's forward and backward; `share` of it on the 2021 stack,
+    calibration.DP_OVERLAP_FRACTION). Megatron's distributed optimizer (ZeRO-1)
+    accumulates into full-size gradients and reduce-scatters once per step."""
+    earlier = micro_batches - 1
+    between = share * (mb.forward + mb.backward + mb.recompute)
+    return earlier * reduce, earlier * excess(reduce, between)
 
 
 def _add(out, times):

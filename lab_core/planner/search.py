@@ -18,7 +18,9 @@ What is skipped, and why it is safe (the model's own structure):
   above the least one that fits: recompute adds m x its time to the step and
   hides at most its time of communication once (lab_core.sync), so it never
   pays off (the same holds for sequence parallelism off);
-- ZeRO-2 when ZeRO-1 fits with the same recompute: same time, more sharding;
+- ZeRO-2 when ZeRO-1 fits with the same recompute: never faster (its gradient
+  reduce-scatter repeats for every micro-batch, sync.earlier_reduce_scatters)
+  and less simple;
 - a whole grid whose memory floor (the most ZeRO sharding, full recompute,
   micro-batch 1) exceeds the usable memory: nothing of it fits;
 - any candidate whose step-time lower bound (bounds.StepBound) makes it slower
@@ -924,7 +926,7 @@ def _search_layout(run, lay, choices):
                 if ri == len(modes):
                     continue
                 if z == 2 and previous_r == ri and choices.zero is None:
-                    continue  # same time as ZeRO-1 with the same recompute, more sharding
+                    continue  # never faster than ZeRO-1 with the same recompute, and less simple
                 previous_r = ri
                 run.considered += 1
                 mode = modes[ri]

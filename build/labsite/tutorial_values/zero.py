@@ -1,5 +1,5 @@
 """Chapter ZeRO and sharded data parallelism: its numbers, every one computed by lab_core."""
-from lab_core import collectives, memory, sync
+from lab_core import collectives, memory
 from lab_core.context import context_for
 
 from .common import GB, ZERO_STATE_BYTES, Chapter, case, chapter, evaluate, exercise
@@ -49,24 +49,22 @@ def _stages(values, segments, categories):
 
 
 def _accumulation(values):
-    """ZeRO-2 as DeepSpeed runs it (a reduce-scatter after every micro-batch's backward) against
-    Megatron's distributed optimizer (accumulate locally, reduce-scatter once), both followed by
-    one all-gather of the 16-bit weights; bucketed, hierarchical times (sync.bucket_times)."""
+    """ZeRO-2 (a reduce-scatter after every micro-batch's backward, sync.earlier_reduce_scatters)
+    against ZeRO-1 (Megatron's distributed optimizer: accumulate locally, reduce-scatter once), both
+    followed by one all-gather of the 16-bit weights: the lab's own traffic of the two stages, and
+    the bytes each GPU sends."""
     for label, batch in (("", EXAMPLE["global_batch_tokens"]), ("_big", BIG_BATCH * EXAMPLE["global_batch_tokens"])):
-        w, r = evaluate(dict(EXAMPLE, global_batch_tokens=batch), dp=DP, zero=2, micro_batch=1)
-        ctx = context_for(w)
-        per_node = sync.dp_ranks_per_node(ctx, 1, 1, DP)
-        grads = PARAMS * ctx.grad_bytes
-        reduce_scatter = sync.bucket_times(ctx, grads, DP, per_node, 1.0)[0]
-        gather = sync.bucket_times(ctx, memory.WEIGHT_BYTES * PARAMS, DP, per_node, 1.0)[0]
-        m = r.micro_batches
+        inputs = dict(EXAMPLE, global_batch_tokens=batch)
+        w, stage2 = evaluate(inputs, dp=DP, zero=2, micro_batch=1)
+        _, stage1 = evaluate(inputs, dp=DP, zero=1, micro_batch=1)
+        m = stage2.micro_batches
         values[f"ga_m{label}"] = (m, "count")
-        values[f"ga_deepspeed{label}"] = (m * reduce_scatter + gather, "duration")
-        values[f"ga_megatron{label}"] = (reduce_scatter + gather, "duration")
+        values[f"ga_stage2{label}"] = (stage2.dp_comm_total_s, "duration")
+        values[f"ga_stage1{label}"] = (stage1.dp_comm_total_s, "duration")
         gather_bytes = collectives.cost("ring_all_gather", DP, memory.WEIGHT_BYTES * PARAMS)[1]
-        reduce_bytes = collectives.cost("ring_reduce_scatter", DP, grads)[1]
-        values[f"ga_deepspeed_bytes{label}"] = (m * reduce_bytes + gather_bytes, "bytes")
-        values["ga_megatron_bytes"] = (reduce_bytes + gather_bytes, "bytes")
+        reduce_bytes = collectives.cost("ring_reduce_scatter", DP, PARAMS * context_for(w).grad_bytes)[1]
+        values[f"ga_stage2_bytes{label}"] = (m * reduce_bytes + gather_bytes, "bytes")
+        values["ga_stage1_bytes"] = (reduce_bytes + gather_bytes, "bytes")
     values["ga_verdict"] = case("more" if values["ga_m"][0] > 1 else "same", "more", "same")
 
 
