@@ -74,7 +74,11 @@ def _data_parallel(f, notes):
         reshard = "never"
     else:
         if par.zero == 1:
-            notes.add("torchtitan_zero1")
+            # Written as ZeRO-2, which reduce-scatters every micro-batch's gradients (sync.earlier_reduce_scatters).
+            if f.micro_batches > 1:
+                notes.add("torchtitan_zero1_accumulation", micro_batches=f.micro_batches)
+            else:
+                notes.add("torchtitan_zero1")
         reshard = "always" if par.zero == 3 else "never"
     return [("data_parallel_replicate_degree", par.dp // shard), ("data_parallel_shard_degree", shard),
             ("fsdp_reshard_after_forward", reshard)]

@@ -50,6 +50,11 @@ CASES = [
                  first_stage_layers=5, last_stage_layers=8)),
     ("pipeline-zero3", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
      Parallelism(tp=8, pp=4, dp=8, zero=3, sequence_parallel=True, micro_batch=1)),
+    # ZeRO-1 without a pipeline: torchtitan writes it as ZeRO-2, which syncs per micro-batch (4 of them, then 1).
+    ("zero1-accumulation", _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192),
+     Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1)),
+    ("zero1-one-micro-batch", _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=64 * 8192),
+     Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1)),
     ("custom-single-gpu", Workload(params=125e6, gpus=1), Parallelism()),
     ("custom-tp-no-sp", Workload(params=13e9, gpus=64, global_batch_tokens=512 * 2048),
      Parallelism(tp=8, pp=1, dp=8, zero=0, micro_batch=2)),
@@ -110,7 +115,10 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
     # torchtitan has no ZeRO-1 without a pipeline (a note says so); with one its FSDP is ZeRO-1,
     # and a note says so to a plan that counted less (lab_core.parallelism.zero_stages).
     zero = (1 if par.zero else 0) if par.pp > 1 else 2 if par.zero == 1 else par.zero
-    assert ("torchtitan_zero1" in exported.notes) == (par.zero == 1 and par.dp > 1 and par.pp == 1)
+    # Written as ZeRO-2, which reduce-scatters every micro-batch's gradients: the note says so when there are several.
+    as_zero2 = par.zero == 1 and par.dp > 1 and par.pp == 1
+    assert ("torchtitan_zero1" in exported.notes) == (as_zero2 and micro_batches == 1)
+    assert ("torchtitan_zero1_accumulation" in exported.notes) == (as_zero2 and micro_batches > 1)
     assert ("torchtitan_pipeline_fsdp" in exported.notes) == (par.zero > 1 and par.dp > 1 and par.pp > 1)
     want = {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep, "zero": zero if par.dp > 1 else 0,
             "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": par.micro_batch,
