@@ -17,7 +17,8 @@ from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
-from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
+from ..sync import (bucket_times, fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync,
+                    zero3_times)
 from ..parallelism import Parallelism, zero_stages
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds)
@@ -171,6 +172,26 @@ def _expert_sync_at(ctx, grid):
     expert = _sync_params(ctx, grid)[1]
     ranks = grid.expert_ranks
     return replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2, (0.0, 0.0))[0]
+
+
+def _zero2_reduce_s(ctx, grid):
+    """Seconds of one micro-batch's gradient reduce-scatter at ZeRO-2 on the modern stack, which
+    it repeats for every micro-batch but the last (sync.earlier_reduce_scatters): the shared
+    weights' over the dp x cp ranks and the routed experts' over the GPUs that hold the same
+    ones, as sync.modern_sync sends them; 0 on the 2021 stack (its bounds leave the repeats out)."""
+    if not (ctx.modern and grid.shards):
+        return 0.0
+    return _remember(ctx, ("zero2 reduce", _weights_key(grid)), _zero2_reduce_at, grid)
+
+
+def _zero2_reduce_at(ctx, grid):
+    shared, expert = _sync_params(ctx, grid)
+    ranks = grid.dp * grid.cp
+    out = bucket_times(ctx, shared * ctx.grad_bytes, ranks, min(group_per_node(ctx, grid.tp), ranks), 1.0)[0]
+    if expert:
+        ranks = grid.expert_ranks
+        out += bucket_times(ctx, expert * ctx.grad_bytes, ranks, min(group_per_node(ctx, grid.ep), ranks), 1.0)[0]
+    return out
 
 
 def _beyond_window(traffic, window):
@@ -701,7 +722,8 @@ class StepBound:
     __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
-                 "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy")
+                 "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
+                 "zero2_repeat_s")
 
     def __init__(self, ctx, grid, probe):
         """probe: the Report of the grid at micro-batch 1, no recompute, no
@@ -747,6 +769,8 @@ class StepBound:
         self.optimizer_s_sharded = _optimizer_s(ctx, grid, 1) if self.syncs else self.optimizer_s_replicated
         self.dp_collective_s = probe.dp_comm_total_s
         self.sync_floor = sync_floor(ctx, grid)
+        # What each of ZeRO-2's repeated reduce-scatters costs at least: hidden, its contention.
+        self.zero2_repeat_s = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid)
         # The modern stack hides the shared weights' and the experts' gradient
         # syncs each behind the same windows (sync.modern_sync): twice the room.
         self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
@@ -807,7 +831,12 @@ class StepBound:
         # Every plan exposes at least the least sync (sync_floor), which the bounds above
         # leave out where they model no sync (a grid without sharded ranks, ZeRO-3 there).
         least = busy * (1.0 + drain) + self.optimizer_s_sharded + self.sync_floor
-        return best if best > least else least
+        best = best if best > least else least
+        if zero == 2:
+            # ZeRO-1's sync bounds ZeRO-2's; it also reduce-scatters every micro-batch but the
+            # last, and what hides of those costs COMM_CONTENTION (sync.earlier_reduce_scatters).
+            best += (m - 1) * self.zero2_repeat_s
+        return best
 
     def _busy(self, b, recompute, sequence_parallel):
         """Lower bound on the busy time of a step at micro-batch b: compute, TP, CP."""

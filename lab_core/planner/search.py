@@ -739,7 +739,9 @@ class _Layout:
         best = bound.step(b, _best_v(bound, b, vs, 3, mode, sp), 3, mode, sp)
         below = _row_mode(self.run, self.grid, self.choices, b, self.below_zero3)
         if below is not None:
-            zero = self.below_zero3
+            # The class's least time is ZeRO-1's (ZeRO-0 replicates the optimizer step, ZeRO-2
+            # repeats its reduce-scatter per micro-batch); its least memory, ZeRO-2's, sets `below`.
+            zero = 1
             step = bound.step(b, _best_v(bound, b, vs, zero, below, sp), zero, below, sp)
             best = step if step < best else best
         return best, b, vs, mode, True
