@@ -5,7 +5,8 @@ serves all overlappable traffic (DP gradients, ZeRO-3 gathers); compute can
 hide communication once, and a second of extra compute hides at most
 calibration.DP_OVERLAP_FRACTION < 1 seconds. The modern stack (modern_sync):
 what hides behind what follows from the schedule - gradient buckets behind
-the last micro-batch's backward, the parameter all-gather behind the next
+the last micro-batch's backward (ZeRO-2: each micro-batch's, as its sharded
+gradients require, earlier_reduce_scatters), the parameter all-gather behind the next
 step's first forward, ZeRO-3's per-layer gathers behind the layer before.
 Every second hidden slows compute by calibration.COMM_CONTENTION.
 """
@@ -57,7 +58,8 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
     else:
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
         # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
-        # leave while the last micro-batch's backward runs.
+        # leave while the last micro-batch's backward runs; ZeRO-2 also
+        # reduce-scatters the micro-batches before it (earlier_reduce_scatters).
         # With v interleaved chunks a chunk's gradients are final once its
         # last backward ends, spread over the drain phase: (v - 1)/v of the
         # drain bubble is idle time the buckets of finished chunks can use.
