@@ -44,6 +44,8 @@ def _stages(values, segments, categories):
         ratio = values[f"step3_{key}"][0] / values[f"step2_{key}"][0]
         verdict = "much_slower" if ratio > 1.5 else ("slower" if ratio > 1.0 else "not_slower")
         values[f"z3_verdict_{key}"] = case(verdict, "much_slower", "slower", "not_slower")
+    slower = values["step2_modern"][0] > values["step1_modern"][0] * (1.0 + 1e-9)
+    values["stage2_repeat"] = case("slower" if slower else "same", "slower", "same")
     ratio = values["comm3_2021"][0] / values["comm3_modern"][0]
     values["z3_ratio"] = (ratio, "plain")
 
