@@ -558,7 +558,7 @@ class SharedFloor:
             found = self.parts[key] = (tuple(per_kind), (forward + backward) / b)
         return found
 
-    def least(self, ctx, grid, rows, recompute="none", zero3=None):
+    def least(self, ctx, grid, rows, recompute="none", zero3=None, zero2=False):
         """Seconds no plan of `grid` beats, over its micro-batch rows
         [(b, largest interleave at b)]: the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
@@ -570,7 +570,9 @@ class SharedFloor:
         bound only plans at ZeRO-3 (True; its sync grows with the micro-batches,
         _sync_parts) or only below it (False), else every ZeRO stage (sync_floor).
         With a class of ZeRO stage on the modern stack a row also pays the sync
-        its windows cannot hold (_with_window, _with_fsdp), as StepBound does."""
+        its windows cannot hold (_with_window, _with_fsdp), as StepBound does. zero2: the rows
+        bound only ZeRO-2's plans, which also pay COMM_CONTENTION of the reduce-scatter they
+        repeat for every micro-batch but the last (_zero2_reduce_s)."""
         best = None
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
@@ -591,11 +593,12 @@ class SharedFloor:
         # better than the least step found, no later row can be less.
         busy_floor = self.floor(ctx, grid, max(row[0] for row in rows), "full" if recompute == "full" else "none",
                                 optimizer=False)
+        repeat = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid) if zero2 else 0.0
         order = []
         for row in rows:
             m = sequences // row[0]
             bubble = 1.0 + drain / (row[1] * m)
-            order.append((busy_floor * bubble + per_micro_batch * m, bubble, -row[0], row))
+            order.append((busy_floor * bubble + per_micro_batch * m + repeat * (m - 1), bubble, -row[0], row))
         order.sort()
         windows = 2.0 if ctx.shape.experts is not None else 1.0
         for lower, bubble, _, row in order:
@@ -614,6 +617,7 @@ class SharedFloor:
             if drain:
                 sends = self.sends_at(ctx, grid, b)
                 step = (step if step > m * sends else m * sends) + drain * sends
+            step += repeat * (m - 1)
             if best is None or step < best:
                 best = step
         return best + self.optimizer_s(ctx, grid) + sync

@@ -737,13 +737,14 @@ class _Layout:
             zero = self.zero_bound
             return bound.step(b, _best_v(bound, b, vs, zero, mode, sp), zero, mode, sp), b, vs, mode, True
         best = bound.step(b, _best_v(bound, b, vs, 3, mode, sp), 3, mode, sp)
-        below = _row_mode(self.run, self.grid, self.choices, b, self.below_zero3)
-        if below is not None:
-            # The class's least time is ZeRO-1's (ZeRO-0 replicates the optimizer step, ZeRO-2
-            # repeats its reduce-scatter per micro-batch); its least memory, ZeRO-2's, sets `below`.
-            zero = 1
-            step = bound.step(b, _best_v(bound, b, vs, zero, below, sp), zero, below, sp)
-            best = step if step < best else best
+        # Below ZeRO-3, ZeRO-2 (its reduce-scatter repeated per micro-batch, at its least
+        # recompute) and ZeRO-1 (at its own, no less): ZeRO-0 is never faster than ZeRO-1 and
+        # needs at least its recompute.
+        for zero in _BELOW_ZERO3_CLASSES.get(self.below_zero3, (self.below_zero3,)):
+            least = _row_mode(self.run, self.grid, self.choices, b, zero)
+            if least is not None:
+                step = bound.step(b, _best_v(bound, b, vs, zero, least, sp), zero, least, sp)
+                best = step if step < best else best
         return best, b, vs, mode, True
 
     def _first(self):
@@ -764,6 +765,10 @@ class _Layout:
                 yield row[:4]
             elif still_worth(row[0], row[1], row[3]):
                 heapq.heappush(rows, self._bounded(row))
+
+
+# The stages _Layout._bounded bounds apart below ZeRO-3, by the most sharded of them.
+_BELOW_ZERO3_CLASSES = {2: (2, 1)}
 
 
 def _row_mode(run, grid, choices, b, zero=None):
@@ -802,15 +807,14 @@ def _row_modes(run, grid, choices, sizes, zero=None):
 
 
 def _zero_classes(choices, grid):
-    """(zero3, ZeRO stage) of the classes of plans a grid floor bounds apart:
-    the most sharded stage below ZeRO-3 (one sync per step, but more state, so
-    more recompute) and ZeRO-3 (its sync grows with the micro-batches; its
-    state is the least), in the order _grid_floor bounds them (the first is
-    the lower more often); one class when the grid allows only one of them."""
+    """(zero3, ZeRO stage) of the classes of plans a grid floor bounds apart: ZeRO-1
+    (one sync per step, but more state, so more recompute), ZeRO-2 (less state, its
+    reduce-scatter repeated for every micro-batch), ZeRO-3 (its sync grows with the
+    micro-batches; its state is the least), those the grid allows. ZeRO-0 is in ZeRO-1's
+    class where the grid allows both (never faster, never less recompute)."""
     zeros = choices.zeros(grid)
-    if zeros[-1] == 3 and len(zeros) > 1:
-        return (False, zeros[-2]), (True, 3)
-    return ((zeros[-1] == 3, zeros[-1]),)
+    below = [z for z in zeros if z in (1, 2)] or [z for z in zeros if z < 3]
+    return tuple((False, z) for z in below) + (((True, 3),) if zeros[-1] == 3 else ())
 
 
 def _grid_floor(run, grid, choices, reference, rows, recompute="none"):
@@ -824,12 +828,12 @@ def _grid_floor(run, grid, choices, reference, rows, recompute="none"):
     sizes = [row[0] for row in rows]
     best = None
     for zero3, zero in _zero_classes(choices, grid):
-        if best is not None and reference.least(ctx, grid, rows, recompute, zero3) >= best:
+        if best is not None and reference.least(ctx, grid, rows, recompute, zero3, zero == 2) >= best:
             continue
         fitting = [(b, v, mode) for (b, v), mode in zip(rows, _row_modes(run, grid, choices, sizes, zero))
                    if mode is not None]
         if fitting:
-            floor_s = reference.least(ctx, grid, fitting, recompute, zero3)
+            floor_s = reference.least(ctx, grid, fitting, recompute, zero3, zero == 2)
             best = floor_s if best is None or floor_s < best else best
     return best
 
