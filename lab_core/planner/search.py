@@ -740,7 +740,7 @@ class _Layout:
         # Below ZeRO-3, ZeRO-2 (its reduce-scatter repeated per micro-batch, at its least
         # recompute) and ZeRO-1 (at its own, no less): ZeRO-0 is never faster than ZeRO-1 and
         # needs at least its recompute.
-        for zero in _BELOW_ZERO3_CLASSES.get(self.below_zero3, (self.below_zero3,)):
+        for zero in ((2, 1) if self.below_zero3 == 2 else (self.below_zero3,)):
             least = _row_mode(self.run, self.grid, self.choices, b, zero)
             if least is not None:
                 step = bound.step(b, _best_v(bound, b, vs, zero, least, sp), zero, least, sp)
@@ -765,10 +765,6 @@ class _Layout:
                 yield row[:4]
             elif still_worth(row[0], row[1], row[3]):
                 heapq.heappush(rows, self._bounded(row))
-
-
-# The stages _Layout._bounded bounds apart below ZeRO-3, by the most sharded of them.
-_BELOW_ZERO3_CLASSES = {2: (2, 1)}
 
 
 def _row_mode(run, grid, choices, b, zero=None):
