@@ -21,6 +21,7 @@ STACKS (Workload.stack):
   Workload.te_attention it is Transformer Engine's fused attention, as on ``modern`` (NeMo
   AutoModel: FSDP2 with TE layers). Its Llama
   computes the query, key and value projections as three GEMMs, not one (efficiency.layer_gemm_seconds).
+  Its hybrid sharding all-reduces across the replicas after every backward (syncs_replicas_every_backward).
 - ``megatron_lm_2021``: Megatron-LM as the 2021-2023 papers ran it (arXiv:2104.04473,
   arXiv:2205.05198, MegaScale's baseline arXiv:2402.15627): one calibrated
   overlap window for data-parallel traffic (calibration.DP_OVERLAP_FRACTION),
@@ -71,6 +72,15 @@ MOE_DISPATCHERS = ("all_to_all", "per_node")
 def is_modern(stack):
     """Overlap derived from the schedule (both modern stacks), not the 2021 window."""
     return stack != "megatron_lm_2021"
+
+
+def syncs_replicas_every_backward(stack):
+    """Hybrid sharding with sharded gradients (ZeRO-2/3 over dp_shard of the ranks)
+    all-reduces each shard across the replicas after every backward: PyTorch FSDP2 does
+    unless set_requires_all_reduce(False) (torch/distributed/fsdp/_fully_shard, the
+    documented way to skip it under gradient accumulation), which torchtitan never calls;
+    Megatron-FSDP reduces across its outer data-parallel group once per step."""
+    return stack == "torch_native"
 
 
 def per_op_selective(stack):

@@ -6,7 +6,7 @@ hide communication once, and a second of extra compute hides at most
 calibration.DP_OVERLAP_FRACTION < 1 seconds. The modern stack (modern_sync):
 what hides behind what follows from the schedule - gradient buckets behind
 the last micro-batch's backward (ZeRO-2: each micro-batch's, as its sharded
-gradients require, earlier_reduce_scatters), the parameter all-gather behind the next
+gradients require, earlier_syncs), the parameter all-gather behind the next
 step's first forward, ZeRO-3's per-layer gathers behind the layer before.
 Every second hidden slows compute by calibration.COMM_CONTENTION.
 """
@@ -14,6 +14,7 @@ from . import calibration as cal
 from .comms import group_time
 from .gpu_memory import largest_layer_params
 from .memory import WEIGHT_BYTES
+from .stack import syncs_replicas_every_backward
 
 
 class SyncTimes:
@@ -59,7 +60,7 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
         # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
         # leave while the last micro-batch's backward runs; ZeRO-2 also
-        # reduce-scatters the micro-batches before it (earlier_reduce_scatters).
+        # reduce-scatters the micro-batches before it (earlier_syncs).
         # With v interleaved chunks a chunk's gradients are final once its
         # last backward ends, spread over the drain phase: (v - 1)/v of the
         # drain bubble is idle time the buckets of finished chunks can use.
@@ -67,7 +68,7 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
         if zero == 2 and m > 1:
             reduce = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)
-            earlier, exposed = earlier_reduce_scatters(reduce, m, mb, overlap)
+            earlier, exposed = earlier_syncs(reduce, m, mb, overlap)
             out.dp_total += earlier
             out.dp_exposed += exposed
         out.zero_total = out.zero_exposed = 0.0
@@ -111,6 +112,8 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
         _add(out, (across, _exposed(across, bucket, windows[0])))
+        if par.zero >= 2 and syncs_replicas_every_backward(ctx.stack):
+            _add(out, earlier_syncs(across, micro_batches, mb))
     if expert:
         expert_ranks = par.tp * par.cp * par.dp // par.ep
         expert_per_node = group_per_node(ctx, par.ep)
@@ -137,7 +140,7 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     ZeRO-1/2 the distributed optimizer's all-gather of the updated 16-bit
     weights behind the next step's first forward (--overlap-param-gather).
     ZeRO-2 also reduce-scatters the gradients of each of the `micro_batches`
-    before the last (earlier_reduce_scatters; `mb` their MicroBatchTimes)."""
+    before the last (earlier_syncs; `mb` their MicroBatchTimes)."""
     if ranks <= 1 or params <= 0.0:
         return 0.0, 0.0
     backward_window, forward_window = windows
@@ -145,7 +148,7 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
     total, exposed = reduce, _exposed(reduce, bucket, backward_window)
     if zero == 2 and micro_batches > 1:
-        earlier, hidden_behind = earlier_reduce_scatters(reduce, micro_batches, mb)
+        earlier, hidden_behind = earlier_syncs(reduce, micro_batches, mb)
         total += earlier
         exposed += hidden_behind
     if zero >= 1:
@@ -155,9 +158,11 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     return total, exposed
 
 
-def earlier_reduce_scatters(reduce, micro_batches, mb, share=1.0):
-    """(total, exposed) seconds of ZeRO-2's reduce-scatters of every micro-batch but the
-    last, `reduce` seconds each. A GPU that keeps only its shard of the gradients cannot
+def earlier_syncs(reduce, micro_batches, mb, share=1.0):
+    """(total, exposed) seconds of a gradient sync that runs after every micro-batch's
+    backward, for the micro-batches before the last, `reduce` seconds each: ZeRO-2's
+    reduce-scatter, and on the PyTorch-native stack hybrid sharding's all-reduce across
+    the replicas (stack.syncs_replicas_every_backward). A GPU that keeps only its shard of the gradients cannot
     hold one micro-batch's full gradients until the next one's are added to them, so
     each micro-batch's backward ends with its own reduce-scatter (arXiv:1910.02054
     Sec 5.2: gradients are reduced as they are produced and the rest freed; DeepSpeed's

@@ -74,7 +74,7 @@ def _data_parallel(f, notes):
         reshard = "never"
     else:
         if par.zero == 1:
-            # Written as ZeRO-2, which reduce-scatters every micro-batch's gradients (sync.earlier_reduce_scatters).
+            # Written as ZeRO-2, which reduce-scatters every micro-batch's gradients (sync.earlier_syncs).
             if f.micro_batches > 1:
                 notes.add("torchtitan_zero1_accumulation", micro_batches=f.micro_batches)
             else:

@@ -176,7 +176,7 @@ def _expert_sync_at(ctx, grid):
 
 def _zero2_reduce_s(ctx, grid):
     """Seconds of one micro-batch's gradient reduce-scatter at ZeRO-2 on the modern stack, which
-    it repeats for every micro-batch but the last (sync.earlier_reduce_scatters): the shared
+    it repeats for every micro-batch but the last (sync.earlier_syncs): the shared
     weights' over the dp x cp ranks and the routed experts' over the GPUs that hold the same
     ones, as sync.modern_sync sends them; 0 on the 2021 stack (its bounds leave the repeats out)."""
     if not (ctx.modern and grid.shards):
@@ -838,7 +838,7 @@ class StepBound:
         best = best if best > least else least
         if zero == 2:
             # ZeRO-1's sync bounds ZeRO-2's; it also reduce-scatters every micro-batch but the
-            # last, and what hides of those costs COMM_CONTENTION (sync.earlier_reduce_scatters).
+            # last, and what hides of those costs COMM_CONTENTION (sync.earlier_syncs).
             best += (m - 1) * self.zero2_repeat_s
         return best
 

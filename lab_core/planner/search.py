@@ -19,7 +19,7 @@ What is skipped, and why it is safe (the model's own structure):
   hides at most its time of communication once (lab_core.sync), so it never
   pays off (the same holds for sequence parallelism off);
 - ZeRO-2 when ZeRO-1 fits with the same recompute: never faster (its gradient
-  reduce-scatter repeats for every micro-batch, sync.earlier_reduce_scatters)
+  reduce-scatter repeats for every micro-batch, sync.earlier_syncs)
   and less simple;
 - a whole grid whose memory floor (the most ZeRO sharding, full recompute,
   micro-batch 1) exceeds the usable memory: nothing of it fits;

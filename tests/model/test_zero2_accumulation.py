@@ -1,4 +1,4 @@
-"""ZeRO-2 under gradient accumulation (sync.earlier_reduce_scatters): a GPU that keeps only its
+"""ZeRO-2 under gradient accumulation (sync.earlier_syncs): a GPU that keeps only its
 shard of the gradients reduce-scatters every micro-batch's gradients (arXiv:1910.02054 Sec 5.2;
 DeepSpeed stage 2, FSDP without resharding, Megatron-FSDP optim_grads), where ZeRO-1 accumulates
 whole gradients and reduce-scatters once per step (Megatron's distributed optimizer)."""
@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from lab_core import Parallelism, Workload, evaluate
 from lab_core.planner import recommend
-from lab_core.sync import earlier_reduce_scatters
+from lab_core.sync import earlier_syncs
 from lab_core.step_time import MicroBatchTimes
 
 STACKS = ("modern", "megatron_lm_2021", "torch_native")
@@ -60,14 +60,14 @@ def test_stage_two_is_never_faster_than_stage_one(stack, sequences, micro_batch,
     assert two.step_s >= one.step_s * (1.0 - 1e-12)
 
 
-def test_earlier_reduce_scatters_hide_behind_the_next_micro_batch():
+def test_earlier_syncs_hide_behind_the_next_micro_batch():
     mb = MicroBatchTimes()
     mb.forward, mb.backward, mb.recompute = 0.1, 0.2, 0.0
-    assert earlier_reduce_scatters(0.25, 5, mb) == pytest.approx((1.0, 0.0))
-    assert earlier_reduce_scatters(0.5, 5, mb) == pytest.approx((2.0, 0.8))
+    assert earlier_syncs(0.25, 5, mb) == pytest.approx((1.0, 0.0))
+    assert earlier_syncs(0.5, 5, mb) == pytest.approx((2.0, 0.8))
     # The 2021 stack's window is its overlap share of that compute.
-    assert earlier_reduce_scatters(0.25, 5, mb, 0.5) == pytest.approx((1.0, 0.4))
-    assert earlier_reduce_scatters(0.25, 1, mb) == (0.0, 0.0)
+    assert earlier_syncs(0.25, 5, mb, 0.5) == pytest.approx((1.0, 0.4))
+    assert earlier_syncs(0.25, 1, mb) == (0.0, 0.0)
 
 
 def test_planner_keeps_stage_one_when_it_fits():
@@ -79,3 +79,22 @@ def test_planner_keeps_stage_one_when_it_fits():
         par = plan.parallelism
         stage2 = evaluate(Workload(params=13e9, gpus=64), Parallelism(**dict(par.to_dict(), zero=2)))
         assert stage2.step_s > plan.report.step_s
+
+
+@pytest.mark.parametrize("zero", [2, 3])
+def test_pytorch_hybrid_sharding_all_reduces_the_replicas_every_backward(zero):
+    """HSDP (ZeRO-2/3 over 8 of 64 ranks, 8 replicas): FSDP2 all-reduces across the replicas
+    after each of the step's micro-batches (stack.syncs_replicas_every_backward), Megatron-FSDP
+    once per step; with one micro-batch the two stacks move the same bytes."""
+    extra = {}
+    for sequences in (64, 256, 512):
+        totals = {}
+        for stack in ("modern", "torch_native"):
+            r = evaluate(_workload(stack, sequences=sequences, inter_node_gbps=100),
+                         Parallelism(dp=64, dp_shard=8, zero=zero, micro_batch=1))
+            totals[stack] = r.dp_comm_total_s + r.zero_comm_total_s
+        extra[sequences // 64] = totals["torch_native"] - totals["modern"]
+    assert extra[1] == pytest.approx(0.0, abs=1e-12)
+    assert extra[4] > 0.0
+    # One more all-reduce for every micro-batch after the first: 3 at 4 micro-batches, 7 at 8.
+    assert extra[8] == pytest.approx(extra[4] * 7.0 / 3.0, rel=1e-9)

@@ -51,7 +51,7 @@ def _stages(values, segments, categories):
 
 
 def _accumulation(values):
-    """ZeRO-2 (a reduce-scatter after every micro-batch's backward, sync.earlier_reduce_scatters)
+    """ZeRO-2 (a reduce-scatter after every micro-batch's backward, sync.earlier_syncs)
     against ZeRO-1 (Megatron's distributed optimizer: accumulate locally, reduce-scatter once), both
     followed by one all-gather of the 16-bit weights: the lab's own traffic of the two stages, and
     the bytes each GPU sends."""
