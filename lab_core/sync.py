@@ -158,22 +158,23 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     return total, exposed
 
 
-def earlier_syncs(reduce, micro_batches, mb, share=1.0):
-    """(total, exposed) seconds of a gradient sync that runs after every micro-batch's
-    backward, for the micro-batches before the last, `reduce` seconds each: ZeRO-2's
+def earlier_syncs(seconds, micro_batches, mb, share=1.0):
+    """(total, exposed) seconds of a gradient sync of `seconds` that runs after every
+    micro-batch's backward, for the micro-batches before the last: ZeRO-2's
     reduce-scatter, and on the PyTorch-native stack hybrid sharding's all-reduce across
-    the replicas (stack.syncs_replicas_every_backward). A GPU that keeps only its shard of the gradients cannot
-    hold one micro-batch's full gradients until the next one's are added to them, so
-    each micro-batch's backward ends with its own reduce-scatter (arXiv:1910.02054
-    Sec 5.2: gradients are reduced as they are produced and the rest freed; DeepSpeed's
-    stage 2, PyTorch FSDP2 without resharding, Megatron-FSDP's optim_grads). Each
-    hides behind the compute that runs before the next micro-batch's gradients are
-    ready (that micro-batch's forward and backward; `share` of it on the 2021 stack,
-    calibration.DP_OVERLAP_FRACTION). Megatron's distributed optimizer (ZeRO-1)
-    accumulates into full-size gradients and reduce-scatters once per step."""
+    the replicas (stack.syncs_replicas_every_backward). A GPU that keeps only its shard
+    of the gradients cannot hold one micro-batch's full gradients until the next one's
+    are added to them, so each micro-batch's backward ends with its own reduce-scatter
+    (arXiv:1910.02054 Sec 5.2: gradients are reduced as they are produced and the rest
+    freed; DeepSpeed's stage 2, PyTorch FSDP2 without resharding, Megatron-FSDP's
+    optim_grads). Each hides behind the compute that runs before the next
+    micro-batch's gradients are ready (that micro-batch's forward and backward; `share`
+    of it on the 2021 stack, calibration.DP_OVERLAP_FRACTION). Megatron's distributed
+    optimizer (ZeRO-1) accumulates into full-size gradients and reduce-scatters once
+    per step."""
     earlier = micro_batches - 1
     between = share * (mb.forward + mb.backward + mb.recompute)
-    return earlier * reduce, earlier * excess(reduce, between)
+    return earlier * seconds, earlier * excess(seconds, between)
 
 
 def _add(out, times):
