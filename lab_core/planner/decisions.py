@@ -135,15 +135,19 @@ def gradient_sync(ctx):
     else:
         option = gradient_collective(par.zero)
         exposed = r.dp_comm_s + r.zero_comm_s
+        # ZeRO-2 reduce-scatters after every micro-batch (sync.earlier_syncs).
+        repeated = par.zero == 2 and r.micro_batches > 1
         if exposed <= 0.0:
-            reason = "hidden_by_backward"
+            reason = "repeated_hidden" if repeated else "hidden_by_backward"
+        elif r.zero_comm_total_s > 0.0:
+            reason = "exposed_with_zero"  # only ZeRO-3 has traffic of its own beyond the gradient sync (Sec 7.2.2)
         else:
-            # Only ZeRO-3 has traffic of its own beyond the gradient sync (Sec 7.2.2).
-            reason = "exposed_with_zero" if r.zero_comm_total_s > 0.0 else "exposed"
+            reason = "repeated_exposed" if repeated else "exposed"
     numbers = {
         "dp": par.dp,
         "sync_ranks": sync_ranks,
         "zero": par.zero,
+        "micro_batches": r.micro_batches,
         "gradient_bytes_per_gpu": r.params_per_gpu * ctx.wctx.grad_bytes,
         "dp_comm_total_s": r.dp_comm_total_s,
         "dp_comm_exposed_s": r.dp_comm_s,

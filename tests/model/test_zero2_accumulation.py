@@ -98,3 +98,23 @@ def test_pytorch_hybrid_sharding_all_reduces_the_replicas_every_backward(zero):
     assert extra[4] > 0.0
     # One more all-reduce for every micro-batch after the first: 3 at 4 micro-batches, 7 at 8.
     assert extra[8] == pytest.approx(extra[4] * 7.0 / 3.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_gradient_sync_decision_says_stage_two_repeats(lang):
+    """A plan pinned to ZeRO-2 with several micro-batches says it reduce-scatters after each
+    (how many, in both languages); with one micro-batch it reads as before."""
+    from lab_view.view import decision_items
+    from labsite.catalog import load_catalogs
+    catalog = load_catalogs()[lang]
+    texts = catalog["decisions"]["gradient_sync"]["reasons"]
+    for sequences, repeated in ((256, True), (64, False)):
+        w = _workload("modern", sequences=sequences)
+        plan = recommend(w, {"zero": 2, "micro_batch": 1, "tp": 1, "pp": 1}).to_dict()
+        decision = next(d for d in plan["decisions"] if d["id"] == "gradient_sync")
+        assert decision["reason"].startswith("repeated_") == repeated, decision["reason"]
+        why = next(i["why"] for i in decision_items(plan, catalog) if i["id"] == "gradient_sync")
+        assert "{" not in why
+        if repeated:
+            assert decision["numbers"]["micro_batches"] == 4
+            assert texts[decision["reason"]].split("{")[0] in why and "4" in why
