@@ -17,8 +17,7 @@ from ..comms import size_efficiency
 from ..efficiency import layer_gemm_seconds, moe_layer_gemm_seconds
 from ..gpu_memory import stage_params
 from .memory_table import table_for
-from ..sync import (bucket_times, fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync,
-                    zero3_times)
+from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism, zero_stages
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds)
@@ -185,13 +184,10 @@ def _zero2_reduce_s(ctx, grid):
 
 
 def _zero2_reduce_at(ctx, grid):
-    shared, expert = _sync_params(ctx, grid)
-    ranks = grid.dp * grid.cp
-    out = bucket_times(ctx, shared * ctx.grad_bytes, ranks, min(group_per_node(ctx, grid.tp), ranks), 1.0)[0]
-    if expert:
-        ranks = grid.expert_ranks
-        out += bucket_times(ctx, expert * ctx.grad_bytes, ranks, min(group_per_node(ctx, grid.ep), ranks), 1.0)[0]
-    return out
+    # The model's own traffic: a second micro-batch adds exactly one repeat (sync.earlier_syncs).
+    plan, params = _SyncPlan(grid, 2), _sync_params(ctx, grid)
+    return (modern_sync(ctx, plan, 2, _NoWindow, None, params).dp_total
+            - modern_sync(ctx, plan, 1, _NoWindow, None, params).dp_total)
 
 
 def _beyond_window(traffic, window):
