@@ -7,13 +7,16 @@ one time unit, backward two, a model chunk 1/v of that — and draws them as SVG
   forwards, then one forward and one backward in turn, then the drain;
 - interleaved 1F1B (arXiv:2104.04473 §2.2.2): v model chunks per GPU, in the
   order Megatron-LM's forward_backward_pipelining_with_interleaving runs them.
-The lab draws 1F1B; large p and m are drawn cut down (the picture says so);
-the bubble it quotes is the model's (p − 1)/m for the real p and m.
+The lab draws the plan's own schedule, 1F1B or interleaved 1F1B; large p, m
+and v are drawn cut down (the caption says so); the bubble it quotes is the
+model's (p − 1)/(v m) for the real p, m and v.
 """
 from html import escape
 
 MAX_STAGES = 8
 MAX_MICRO = 12
+# More chunks than this are drawn as this many: each block would be too narrow to read.
+MAX_CHUNKS = 2
 FORWARD, BACKWARD = 1.0, 2.0
 
 
@@ -136,25 +139,33 @@ def schedule_rows(blocks, total, texts, width=640.0, left=64.0, top=4.0, scale=N
 _DRAWN = {}
 
 
-def render_schedule(pp, micro_batches, texts):
-    """SVG of the 1F1B schedule for min(pp, 8) stages and min(m, 12) micro-batches."""
+def render_schedule(pp, micro_batches, texts, interleave=1):
+    """SVG of the plan's schedule for min(pp, 8) stages and min(m, 12) micro-batches:
+    1F1B, or with interleave v > 1 interleaved 1F1B with min(v, MAX_CHUNKS) chunks on
+    a multiple of the stages drawn (what interleaving needs: the plan's m is a
+    multiple of its p, parallelism.py)."""
     stages = max(1, min(pp, MAX_STAGES))
     micro = max(1, min(micro_batches, MAX_MICRO))
-    key = (stages, micro, texts["stage"], texts["aria"])
+    chunks = min(interleave, MAX_CHUNKS) if stages > 1 else 1
+    if chunks > 1:
+        micro = max(stages, micro // stages * stages)
+    aria = texts["aria_interleaved"] if chunks > 1 else texts["aria"]
+    key = (stages, micro, chunks, texts["stage"], aria)
     found = _DRAWN.get(key)
     if found is None:
-        found = _DRAWN[key] = _draw_schedule(stages, micro, texts)
+        found = _DRAWN[key] = _draw_schedule(stages, micro, chunks, texts["stage"], aria)
     return found
 
 
-def _draw_schedule(stages, micro, texts):
-    blocks, total = simulate(stages, micro)
+def _draw_schedule(stages, micro, chunks, stage_label, aria):
+    if chunks > 1:
+        blocks, total = simulate_orders([interleaved_order(s, stages, micro, chunks) for s in range(stages)], chunks)
+    else:
+        blocks, total = simulate(stages, micro)
     width = 640.0
-    rows, rows_height = schedule_rows(blocks, total, texts, width)
+    rows, rows_height = schedule_rows(blocks, total, {"stage": stage_label}, width, label_chunks=chunks > 1)
     height = rows_height + 8.0
-    parts = [
-        f'<svg class="pp-svg" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(texts["aria"])}">'
-    ]
+    parts = [f'<svg class="pp-svg" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(aria)}">']
     parts.extend(rows)
     parts.append("</svg>")
-    return "".join(parts), {"stages_drawn": stages, "micro_drawn": micro}
+    return "".join(parts), {"stages_drawn": stages, "micro_drawn": micro, "chunks_drawn": chunks}

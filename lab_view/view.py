@@ -235,14 +235,16 @@ def _figures(plan, report, catalog):
 def _schedule(par, report, catalog):
     texts = catalog["lab"]["schedule"]
     micro = int(report["time"]["micro_batches"])
-    svg, drawn = render_schedule(par["pp"], micro, texts)
-    caption = texts["caption"].format(
+    interleave = par.get("interleave", 1)
+    svg, drawn = render_schedule(par["pp"], micro, texts, interleave)
+    interleaved = drawn["chunks_drawn"] > 1
+    caption = texts["caption_interleaved" if interleaved else "caption"].format(
         p=par["pp"], m=f"{micro:,}", bubble=format_quantity(report["time"]["bubble_fraction"], "percent", catalog["units"]),
-        p_drawn=drawn["stages_drawn"], m_drawn=drawn["micro_drawn"],
+        p_drawn=drawn["stages_drawn"], m_drawn=drawn["micro_drawn"], v=interleave, v_drawn=drawn["chunks_drawn"],
     )
     if par["pp"] == 1:
         caption = texts["no_pipeline"]
-    return {"svg": svg, "caption": caption}
+    return {"svg": svg, "caption": caption, "single_chunk": not interleaved}
 
 
 def _part_text(part, entry, texts, units, fits):
