@@ -12,9 +12,13 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
 - The modern stacks overlap the gradient reduce-scatter and the parameter
   all-gather with compute (--overlap-grad-reduce, --overlap-param-gather);
   the 2021 stack did neither.
-- Interleaving: --num-layers-per-virtual-pipeline-stage for even splits;
-  uneven splits need --num-virtual-stages-per-pipeline-rank (the file checks
-  that the two are not combined with first/last stage layers otherwise).
+- Uneven stages: --decoder-first/last-pipeline-num-layers without
+  interleaving. Interleaving: --num-layers-per-virtual-pipeline-stage for even
+  splits; an uneven split with interleaving is Megatron-Core's flexible layout
+  (--pipeline-model-parallel-layout, pipeline_layout below): the first/last
+  stage flags would need the virtual degree to divide those stages' layers
+  (megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__),
+  which Llama 3's split (7 layers on the first stage) does not allow.
 - Full recompute replays every layer (--recompute-method uniform,
   --recompute-num-layers 1); selective recompute is Megatron's own
   (--recompute-granularity selective).
@@ -29,8 +33,9 @@ def _parallel_flags(f, notes):
     if par.interleave > 1 and f.even:
         flags.append(("--num-layers-per-virtual-pipeline-stage", f.shape.layers // (par.pp * par.interleave)))
     elif par.interleave > 1:
-        flags.append(("--num-virtual-stages-per-pipeline-rank", par.interleave))
-    if not f.even:
+        flags.append(("--pipeline-model-parallel-layout",
+                      pipeline_layout(par.pp, par.interleave, f.first_layers, f.middle_layers, f.last_layers)))
+    elif not f.even:
         flags += [("--decoder-first-pipeline-num-layers", f.first_layers),
                   ("--decoder-last-pipeline-num-layers", f.last_layers)]
     if par.cp > 1:
@@ -45,6 +50,33 @@ def _parallel_flags(f, notes):
     if par.sequence_parallel and par.tp > 1 and f.modern and f.workload.tp_comm_overlap:
         flags.append(("--tp-comm-overlap", None))
     return flags
+
+
+def pipeline_layout(pp, v, first, middle, last):
+    """Megatron-Core's --pipeline-model-parallel-layout string for pp stages of v
+    model chunks each holding first, middle and last layers: the pp x v virtual
+    stages in schedule order (virtual stage c pp + r is chunk c of stage r), "|"
+    between them, "t" per transformer layer, the embedding "E" first and the loss
+    "L" last; a run of equal virtual stages as "(...|)*n"
+    (megatron/core/transformer/pipeline_parallel_layer_layout.py at core_v0.15.3,
+    parse_str_to_list). A stage's layers go over its chunks as evenly as they can;
+    what the first stage lacks comes off its first chunks (beside the embedding),
+    what the last stage lacks off its last ones (beside the output layer)."""
+    def chunks(layers, short_first):
+        base, extra = divmod(layers, v)
+        return [base + (i >= v - extra if short_first else i < extra) for i in range(v)]
+
+    ranks = [chunks(first, True)] + [chunks(middle, True)] * (pp - 2) + [chunks(last, False)]
+    stages = ["t" * ranks[r][c] for c in range(v) for r in range(pp)]
+    stages[0] = "E" + stages[0]
+    runs = []
+    for stage in stages[:-1]:
+        if runs and runs[-1][0] == stage:
+            runs[-1][1] += 1
+        else:
+            runs.append([stage, 1])
+    parts = [f"({stage}|)*{count}" if count > 1 else f"{stage}|" for stage, count in runs]
+    return "".join(parts) + stages[-1] + "L"
 
 
 def _expert_overlap_flags(f, notes):

@@ -2,6 +2,7 @@
 each turns a file back into the layout it describes, as the framework would
 read it (tests/export/test_export.py compares that layout with the plan's)."""
 import json
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -35,20 +36,59 @@ def megatron_flags(text):
     return flags, int(launcher["--nnodes"]), int(launcher["--nproc-per-node"])
 
 
+def unroll_layout(layout):
+    """A --pipeline-model-parallel-layout string as its virtual stages (lists of 'E', 't', 'L'):
+    commas dropped, '(x)*n' and 'c*n' repeated, stages split at '|' (Megatron-Core's
+    PipelineParallelLayerLayout.parse_str_to_list, re-implemented)."""
+    text = layout.replace(",", "")
+    while "(" in text:
+        start = text.rindex("(")
+        end = text.index(")", start)
+        digits = re.match(r"\*(\d+)", text[end + 1:])
+        text = text[:start] + text[start + 1:end] * int(digits.group(1)) + text[end + 1 + len(digits.group(0)):]
+    text = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
+    return [list(stage) for stage in text.split("|")]
+
+
+def _layout_stages(flags, pp, layers):
+    """(v, first, last) of the flexible layout, checked as Megatron-Core checks it (pipeline_parallel_layer_layout.py:
+    the embedding opens and the loss closes it, once each, with every transformer layer; stage c pp + r is chunk c
+    of pipeline rank r)."""
+    stages = unroll_layout(flags["--pipeline-model-parallel-layout"])
+    assert len(stages) % pp == 0, stages
+    flat = [layer for stage in stages for layer in stage]
+    assert flat[0] == "E" and flat[-1] == "L" and flat.count("E") == 1 and flat.count("L") == 1, flat
+    assert set(flat) <= {"E", "t", "L"} and flat.count("t") == layers
+    v = len(stages) // pp
+    per_rank = [sum(stages[c * pp + r].count("t") for c in range(v)) for r in range(pp)]
+    assert len(set(per_rank[1:-1])) <= 1, per_rank
+    return v, per_rank[0], per_rank[-1]
+
+
 def megatron_layout(text, layers):
     flags, nodes, per_node = megatron_flags(text)
     tp, pp = int(flags["--tensor-model-parallel-size"]), int(flags["--pipeline-model-parallel-size"])
     cp = int(flags.get("--context-parallel-size", 1))
     dp = nodes * per_node // (tp * pp * cp)
+    virtual = ("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+               "--pipeline-model-parallel-layout")
+    assert sum(flag in flags for flag in virtual) <= 1, "arguments.py takes at most one of " + ", ".join(virtual)
+    first = int(flags.get("--decoder-first-pipeline-num-layers", layers // pp))
+    last = int(flags.get("--decoder-last-pipeline-num-layers", layers // pp))
     if "--num-layers-per-virtual-pipeline-stage" in flags:
         v = layers // (pp * int(flags["--num-layers-per-virtual-pipeline-stage"]))
+    elif "--pipeline-model-parallel-layout" in flags:
+        assert "--decoder-first-pipeline-num-layers" not in flags and "--decoder-last-pipeline-num-layers" not in flags
+        v, first, last = _layout_stages(flags, pp, layers)
     else:
         v = int(flags.get("--num-virtual-stages-per-pipeline-rank", 1))
+        if v > 1 and ("--decoder-first-pipeline-num-layers" in flags or "--decoder-last-pipeline-num-layers" in flags):
+            # TransformerConfig.__post_init__: the virtual degree divides the first, last and middle stages' layers.
+            middle = (layers - first - last) // (pp - 2) if pp > 2 else v
+            assert first % v == 0 and last % v == 0 and middle % v == 0, (first, middle, last, v)
     strategy = flags.get("--data-parallel-sharding-strategy")
     zero = {"optim_grads": 2, "optim_grads_params": 3}.get(strategy, 1 if "--use-distributed-optimizer" in flags else 0)
     shard = dp // int(flags.get("--num-distributed-optimizer-instances", 1))
-    first = int(flags.get("--decoder-first-pipeline-num-layers", layers // pp))
-    last = int(flags.get("--decoder-last-pipeline-num-layers", layers // pp))
     return {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": int(flags.get("--expert-model-parallel-size", 1)),
             "zero": zero, "recompute": flags.get("--recompute-granularity", "none"),
             "sequence_parallel": "--sequence-parallel" in flags, "micro_batch": int(flags["--micro-batch-size"]),

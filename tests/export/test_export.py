@@ -58,6 +58,12 @@ CASES = [
     ("custom-single-gpu", Workload(params=125e6, gpus=1), Parallelism()),
     ("custom-tp-no-sp", Workload(params=13e9, gpus=64, global_batch_tokens=512 * 2048),
      Parallelism(tp=8, pp=1, dp=8, zero=0, micro_batch=2)),
+    # Llama 3's own split with interleaving: 7 layers on the first and last stage, 8 chunks per GPU, which
+    # Megatron-Core's first/last stage flags cannot take (the flexible layout can).
+    ("llama3-405b-uneven-interleaved", _preset("llama3-405b", gpus=16384, gpu="h100_80gb",
+                                               global_batch_tokens=16 * 1024 * 1024),
+     Parallelism(tp=8, pp=16, dp=128, zero=1, sequence_parallel=True, micro_batch=1, interleave=8,
+                 first_stage_layers=7, last_stage_layers=7)),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -351,3 +357,21 @@ def test_transformer_engine_attention_is_a_note_where_the_file_cannot_choose_the
             if faster:
                 ratio = STACK_ATTENTION_EFFICIENCY["modern"] / STACK_ATTENTION_EFFICIENCY["torch_native"]
                 assert f"{ratio:.1f}" in exported.text
+
+
+@pytest.mark.parametrize("pp, v, first, middle, last, layout", [
+    # Llama 3 405B: the first and the last stage each leave one chunk without a transformer layer.
+    (16, 8, 7, 8, 7, "E|(t|)*126L"),
+    # DeepSeek-V3 (61 layers) over 8 stages of 4 chunks: 5 on the first stage (three chunks of one layer), 8 on the others.
+    (8, 4, 5, 8, 8, "Et|(tt|)*7t|(tt|)*7t|(tt|)*14ttL"),
+    (2, 2, 3, 0, 4, "Et|(tt|)*2ttL"),
+])
+def test_megatron_flexible_layout_string(pp, v, first, middle, last, layout):
+    from lab_core.export.megatron import pipeline_layout
+    from launch_readers import unroll_layout
+
+    assert pipeline_layout(pp, v, first, middle, last) == layout
+    stages = unroll_layout(layout)
+    assert len(stages) == pp * v
+    per_rank = [sum(stages[c * pp + r].count("t") for c in range(v)) for r in range(pp)]
+    assert per_rank == [first] + [middle] * (pp - 2) + [last]
