@@ -20,7 +20,7 @@ from .memory_table import table_for
 from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism, zero_stages
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
-                         pipeline_send_seconds)
+                         pipeline_send_seconds, pipeline_span)
 
 __all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
            "stage_state_bytes", "state_bytes")
@@ -526,7 +526,7 @@ class SharedFloor:
         self.parts = {}
         self.busy = {}  # floor()'s busy time by (grid, micro-batch, recompute)
         self.stages = {}  # (dense layers, expert layers, holds the output layer) of each kind of stage, by grid
-        self.sends = {}  # sends_at by (grid, micro-batch)
+        self.sends = {}  # sends_at by (micro-batch, whether the stages share a node)
 
     def _parts(self, ctx, grid, b, recompute):
         """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
@@ -556,7 +556,8 @@ class SharedFloor:
 
     def least(self, ctx, grid, rows, recompute="none", zero3=None, zero2=False):
         """Seconds no plan of `grid` beats, over its micro-batch rows
-        [(b, largest interleave at b)]: the least over b of the busy time plus
+        [(b, largest interleave at b)] (ascending in b, search._interleave_rows):
+        the least over b of the busy time plus
         the fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of
         it (arXiv:2104.04473 Sec 2.2.2), raised to the steady pipeline sends
         when they are more, plus the fill and drain's sends (sends_at), the
@@ -587,8 +588,7 @@ class SharedFloor:
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
-        busy_floor = self.floor(ctx, grid, max(row[0] for row in rows), "full" if recompute == "full" else "none",
-                                optimizer=False)
+        busy_floor = self.floor(ctx, grid, rows[-1][0], "full" if recompute == "full" else "none", optimizer=False)
         repeat = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid) if zero2 else 0.0
         order = []
         for row in rows:
@@ -635,8 +635,12 @@ class SharedFloor:
         at least its m micro-batches' sends (step_time.pipeline_times: a slot is at least
         a micro-batch's sends), and its fill and drain carry p - 1 micro-batches' sends
         whatever the interleaving. A message's seconds grow with b, its seconds per
-        sequence fall (comms.size_efficiency)."""
-        key = (grid, b)
+        sequence fall (comms.size_efficiency). Besides the reference's tp and cp and b,
+        they depend on the grid only through whether its stages share a node
+        (step_time.pipeline_link_rate), so grids share them."""
+        if grid.pp == 1:
+            return 0.0
+        key = (b, pipeline_span(grid.tp, grid.cp, grid.dp, grid.pp) <= ctx.gpus_per_node)
         found = self.sends.get(key)
         if found is None:
             found = self.sends[key] = pipeline_send_seconds(ctx, grid.tp, grid.cp, grid.dp, grid.pp, b, 1)
