@@ -86,8 +86,9 @@ def config(f, notes):
         notes.add("deepspeed_fp8")
     if f.checkpoint_mode != "blocking":
         notes.add("deepspeed_checkpoint_" + f.checkpoint_mode)
-    notes.add("deepspeed_launch", nodes=f.nodes, gpus_per_node=f.gpus_per_node,
-              save_interval_steps=f.save_interval_steps, train_steps=f.train_steps)
+    launch = "deepspeed_launch_hostfile" if f.last_node_gpus and f.full_nodes else "deepspeed_launch"
+    notes.add(launch, nodes=f.nodes, gpus_per_node=f.gpus_per_node,
+              last_node_gpus=f.last_node_gpus, save_interval_steps=f.save_interval_steps, train_steps=f.train_steps)
     attention_kernel_note(f, notes)
     architecture_notes(f, notes)
     return out

@@ -35,7 +35,7 @@ class LaunchFacts:
     __slots__ = ("workload", "shape", "par", "report", "fits", "gpus", "nodes", "gpus_per_node", "batch", "per_replica",
                  "micro_batches", "first_layers", "middle_layers", "last_layers", "even", "train_steps",
                  "save_interval_steps", "persist_interval_steps", "checkpoint_mode", "preset", "architecture",
-                 "modern", "gated_ffn", "gated_expert_ffn")
+                 "modern", "gated_ffn", "gated_expert_ffn", "full_nodes", "last_node_gpus")
 
     def __init__(self, plan, workload):
         if not isinstance(workload, Workload):
@@ -50,6 +50,9 @@ class LaunchFacts:
         self.gpus = gpus
         self.gpus_per_node = min(workload.gpus_per_node, gpus)
         self.nodes = -(-gpus // self.gpus_per_node)
+        # A GPU count that is not a whole number of nodes leaves the last node part-used: the launch
+        # starts fewer processes there (notes.launch_notes), never more ranks than the plan has.
+        self.full_nodes, self.last_node_gpus = divmod(gpus, self.gpus_per_node)
         self.batch = workload.batch_sequences
         self.per_replica = self.batch // par.dp
         self.micro_batches = layout.micro_batches

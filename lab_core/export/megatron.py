@@ -24,7 +24,7 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   (--recompute-granularity selective).
 """
 from ..presets import PRESETS
-from .notes import Notes, architecture_notes, comment_block, header_lines
+from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
 
 
 def _parallel_flags(f, notes):
@@ -142,6 +142,10 @@ def _model_flags(f, notes):
         flags.append(("--normalization", "RMSNorm"))
     if arch and not arch["bias"]:
         flags.append(("--disable-bias-linear", None))
+    elif shape.experts is not None:
+        # Megatron-Core's grouped expert GEMMs take no biases (moe/experts.py asserts it).
+        flags.append(("--disable-bias-linear", None))
+        notes.add("megatron_moe_no_bias")
     if f.preset and PRESETS[f.preset]["untied_output"]:
         flags.append(("--untie-embeddings-and-output-weights", None))
     experts = shape.experts
@@ -197,6 +201,7 @@ def megatron_flags(f, notes):
     flags = _parallel_flags(f, notes) + _data_parallel_flags(f, notes) + _recompute_flags(f.par)
     flags += _training_flags(f, notes) + _model_flags(f, notes)
     architecture_notes(f, notes)
+    launch_notes(f, notes)
     notes.add("megatron_paths")
     return flags
 
@@ -214,13 +219,24 @@ def _value(value):
     return f'"{text}"' if any(c in text for c in "()*+[] ") else text
 
 
+def _torchrun(f):
+    """The launcher line(s). torchrun starts --nproc-per-node processes on every node it runs on, and Megatron
+    asserts that tensor x pipeline x context parallel divides the world size (arguments.py): a plan whose GPUs
+    leave the last node part-used starts fewer there, chosen by NODE_RANK (PyTorch's elastic agent numbers the
+    ranks across nodes of different sizes, torch/distributed/elastic/agent/server/api.py)."""
+    if not (f.last_node_gpus and f.full_nodes):
+        return f"torchrun --nnodes {f.nodes} --nproc-per-node {f.gpus_per_node}"
+    return (f"NPROC_PER_NODE=$(( NODE_RANK < {f.full_nodes} ? {f.gpus_per_node} : {f.last_node_gpus} ))\n"
+            f'torchrun --nnodes {f.nodes} --node-rank "$NODE_RANK" --nproc-per-node "$NPROC_PER_NODE"')
+
+
 def render(f, texts, framework):
     notes = Notes()
     flags = megatron_flags(f, notes)
     lines = [comment_block(header_lines(texts, framework, f, notes)), ""]
     if _needs_one_connection(f, flags):
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
-    lines.append(f"torchrun --nnodes {f.nodes} --nproc-per-node {f.gpus_per_node} pretrain_gpt.py \\")
+    lines.append(_torchrun(f) + " pretrain_gpt.py \\")
     body = [f"    {flag}" if value is None else f"    {flag} {_value(value)}" for flag, value in flags]
     lines.append(" \\\n".join(body))
     return "\n".join(lines) + "\n", notes

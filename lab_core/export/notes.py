@@ -52,6 +52,13 @@ def attention_kernel_note(facts, notes):
         notes.add("te_attention")
 
 
+def launch_notes(facts, notes):
+    """A plan whose GPUs do not fill whole nodes: how torchrun starts fewer processes on the last one."""
+    if facts.last_node_gpus and facts.full_nodes:
+        notes.add("partial_node", gpus=facts.gpus, gpus_per_node=facts.gpus_per_node,
+                  last_node_gpus=facts.last_node_gpus, last_rank=facts.full_nodes)
+
+
 def architecture_notes(facts, notes):
     """What every framework's file leaves out of the lab's model shape."""
     workload, shape = facts.workload, facts.shape

@@ -42,7 +42,25 @@ from ..context import context_for
 from ..stack import attention_kernels
 from ..presets import PRESETS
 from . import toml
-from .notes import Notes, architecture_notes, comment_block, header_lines
+from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
+
+
+def _pipeline_micro_batch(f, notes):
+    """The micro-batch the job runs. PyTorch's single-chunk schedules (1F1B, GPipe) refuse fewer micro-batches
+    than stages (torch/distributed/pipelining/schedules.py, PipelineScheduleSingle.__init__): a plan with
+    fewer runs each replica's sequences in smaller micro-batches where they are enough, and is told the job
+    is refused where they are not."""
+    par = f.par
+    if par.interleave > 1 or f.micro_batches >= par.pp:
+        return par.micro_batch
+    if f.per_replica < par.pp:
+        notes.add("torchtitan_too_few_micro_batches", micro_batches=f.micro_batches, pp=par.pp)
+        return par.micro_batch
+    micro = max(size for size in range(1, par.micro_batch) if f.per_replica % size == 0
+                and f.per_replica // size >= par.pp)
+    notes.add("torchtitan_micro_batch_split", pp=par.pp, per_replica=f.per_replica, micro_batch=micro,
+              micro_batches=f.per_replica // micro, plan_micro_batch=par.micro_batch, plan_micro_batches=f.micro_batches)
+    return micro
 
 
 def _pipeline(f, notes):
@@ -60,15 +78,20 @@ def _pipeline(f, notes):
             ("pipeline_parallel_layers_per_stage", per_chunk),
             ("pipeline_parallel_first_stage_less_layers", first_less),
             ("pipeline_parallel_last_stage_less_layers", last_less),
-            ("pipeline_parallel_microbatch_size", par.micro_batch)]
+            ("pipeline_parallel_microbatch_size", _pipeline_micro_batch(f, notes))]
 
 
 def _data_parallel(f, notes):
     par = f.par
-    if par.zero == 0 or par.dp == 1:
+    if par.dp == 1 or (par.zero == 0 and par.model_parallel == 1 and par.ep == 1):
         return [("data_parallel_replicate_degree", par.dp), ("data_parallel_shard_degree", 1)]
     shard = par.dp_shard or par.dp
-    if par.pp > 1:
+    if par.zero == 0:
+        # torchtitan's DDP takes a one-dimensional mesh only (models/llama3/infra/parallelize.py: "DDP has not
+        # supported > 1D parallelism"): beside TP, CP, PP or EP its data parallelism is FSDP.
+        notes.add("torchtitan_ddp_mesh", dp=par.dp, zero=1 if par.pp > 1 else 2)
+        reshard = "never"
+    elif par.pp > 1:
         if par.zero > 1:
             notes.add("torchtitan_pipeline_fsdp", zero=par.zero)
         reshard = "never"
@@ -165,6 +188,7 @@ def job_sections(f, notes):
     if not f.modern:
         notes.add("legacy_stack_overlap")
     architecture_notes(f, notes)
+    launch_notes(f, notes)
     return [(name, pairs) for name, pairs in sections if pairs]
 
 

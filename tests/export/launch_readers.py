@@ -17,9 +17,23 @@ def key_list(name):
     return header, {line for line in lines if line and not line.startswith("#")}
 
 
+def _ranks(launcher, nodes_line):
+    """The world size torchrun starts: --nproc-per-node on each of --nnodes, or, where the script picks the count
+    by node rank (NPROC_PER_NODE=$(( NODE_RANK < a ? b : c ))), b on the first a nodes and c on the rest."""
+    nodes, per_node = int(launcher["--nnodes"]), launcher["--nproc-per-node"]
+    if per_node != "$NPROC_PER_NODE":
+        return nodes * int(per_node)
+    full, size, rest = map(int, re.fullmatch(r"NPROC_PER_NODE=\$\(\( NODE_RANK < (\d+) \? (\d+) : (\d+) \)\)",
+                                             nodes_line).groups())
+    assert launcher["--node-rank"] == "$NODE_RANK" and 0 < full < nodes and 0 < rest < size
+    return full * size + (nodes - full) * rest
+
+
 def megatron_flags(text):
-    """{flag: value or True} after pretrain_gpt.py, and the torchrun (nodes, GPUs per node)."""
-    command = " ".join(line.rstrip("\\") for line in text.splitlines() if not line.startswith(("#", "export ")))
+    """{flag: value or True} after pretrain_gpt.py, and the number of ranks torchrun starts."""
+    lines = [line for line in text.splitlines() if not line.startswith(("#", "export "))]
+    per_node = [line for line in lines if line.startswith("NPROC_PER_NODE=")]
+    command = " ".join(line.rstrip("\\") for line in lines if not line.startswith("NPROC_PER_NODE="))
     words = shlex.split(command)
     start = words.index("pretrain_gpt.py")
     launcher = dict(zip(words[1:start:2], words[2:start:2]))
@@ -33,7 +47,7 @@ def megatron_flags(text):
         else:
             flags[flag] = True
             i += 1
-    return flags, int(launcher["--nnodes"]), int(launcher["--nproc-per-node"])
+    return flags, _ranks(launcher, per_node[0] if per_node else None)
 
 
 def unroll_layout(layout):
@@ -66,10 +80,12 @@ def _layout_stages(flags, pp, layers):
 
 
 def megatron_layout(text, layers):
-    flags, nodes, per_node = megatron_flags(text)
+    flags, ranks = megatron_flags(text)
     tp, pp = int(flags["--tensor-model-parallel-size"]), int(flags["--pipeline-model-parallel-size"])
     cp = int(flags.get("--context-parallel-size", 1))
-    dp = nodes * per_node // (tp * pp * cp)
+    # arguments.py: the world size is a multiple of tensor x pipeline x context parallel.
+    assert ranks % (tp * pp * cp) == 0, (ranks, tp, pp, cp)
+    dp = ranks // (tp * pp * cp)
     virtual = ("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
                "--pipeline-model-parallel-layout")
     assert sum(flag in flags for flag in virtual) <= 1, "arguments.py takes at most one of " + ", ".join(virtual)
@@ -151,7 +167,7 @@ def _dense_then_moe(pattern):
 def megatron_model(text):
     """The model shape and number format the Megatron flags describe, in lab_core's
     terms: a SwiGLU inner size f is the lab's 1.5 f (shape.py, moe.py)."""
-    flags, _, _ = megatron_flags(text)
+    flags, _ = megatron_flags(text)
     gated = "--swiglu" in flags
     inner = (lambda size: int(size) * 3 // 2) if gated else int
     heads = int(flags["--num-attention-heads"])
@@ -159,6 +175,9 @@ def megatron_model(text):
              "kv_heads": int(flags.get("--num-query-groups", heads)), "ffn_hidden": inner(flags["--ffn-hidden-size"]),
              "vocab": int(flags["--vocab-size"]), "seq_len": int(flags["--seq-length"]),
              "precision": "fp8" if "--fp8-format" in flags else "bf16", "experts": None}
+    if "--moe-grouped-gemm" in flags:
+        # Megatron-Core's grouped expert GEMMs assert the linear layers have no bias (moe/experts.py).
+        assert "--disable-bias-linear" in flags
     if "--num-experts" in flags:
         expert = int(flags["--moe-ffn-hidden-size"])
         model["experts"] = {"experts": int(flags["--num-experts"]), "experts_per_token": int(flags["--moe-router-topk"]),

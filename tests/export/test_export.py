@@ -56,6 +56,18 @@ CASES = [
     ("zero1-one-micro-batch", _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=64 * 8192),
      Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1)),
     ("custom-single-gpu", Workload(params=125e6, gpus=1), Parallelism()),
+    # A mixture of experts on the lab's own (biased) shape: Megatron's grouped expert GEMMs need the biases off.
+    ("mixtral-like-planned", Workload(params=141e9, layers=56, hidden=6144, heads=48, kv_heads=8, ffn_hidden=24576,
+                                      vocab=32768, experts=8, experts_per_token=2, expert_ffn_hidden=24576, gpus=128,
+                                      seq_len=16384, global_batch_tokens=16777216, gpu="h100_80gb"), None),
+    # 12 GPUs on nodes of 8: the launch starts 8 processes on node 0 and 4 on node 1, never 16.
+    ("partial-node", _preset("llama3-8b", gpus=12, gpu="h100_80gb", global_batch_tokens=96 * 8192),
+     Parallelism(tp=4, pp=1, dp=3, zero=1, sequence_parallel=True, micro_batch=2)),
+    # Fewer micro-batches (4) than stages (8): torchtitan runs 8 of 1 sequence; with 4 sequences it cannot.
+    ("pipeline-short-split", _preset("llama3-70b", gpus=64, gpu="h100_80gb", global_batch_tokens=8 * 8192),
+     Parallelism(tp=8, pp=8, dp=1, sequence_parallel=True, micro_batch=2)),
+    ("pipeline-short-refused", _preset("llama3-70b", gpus=64, gpu="h100_80gb", global_batch_tokens=4 * 8192),
+     Parallelism(tp=8, pp=8, dp=1, sequence_parallel=True, micro_batch=1)),
     ("custom-tp-no-sp", Workload(params=13e9, gpus=64, global_batch_tokens=512 * 2048),
      Parallelism(tp=8, pp=1, dp=8, zero=0, micro_batch=2)),
     # Llama 3's own split with interleaving: 7 layers on the first and last stage, 8 chunks per GPU, which
@@ -97,7 +109,7 @@ def test_key_lists_name_the_framework_versions_the_exports_cite():
 def test_megatron_flags_are_megatrons_and_read_back_to_the_plan(case, lang):
     workload, plan, par = case
     text = export(plan, workload, "megatron", TEXTS[lang]).text
-    flags, _, _ = megatron_flags(text)
+    flags, _ = megatron_flags(text)
     _, known = key_list(FRAMEWORKS["megatron"].key_list)
     assert set(flags) <= known, set(flags) - known
     got = megatron_layout(text, workload.shape.layers)
@@ -121,13 +133,29 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
     # torchtitan has no ZeRO-1 without a pipeline (a note says so); with one its FSDP is ZeRO-1,
     # and a note says so to a plan that counted less (lab_core.parallelism.zero_stages).
     zero = (1 if par.zero else 0) if par.pp > 1 else 2 if par.zero == 1 else par.zero
+    # Its DDP takes a one-dimensional mesh only: replication beside TP, CP, PP or EP is written as FSDP.
+    ddp_mesh = par.zero == 0 and par.dp > 1 and (par.model_parallel > 1 or par.ep > 1)
+    assert ("torchtitan_ddp_mesh" in exported.notes) == ddp_mesh
+    if ddp_mesh:
+        zero = 1 if par.pp > 1 else 2
+    # PyTorch's single-chunk schedules refuse fewer micro-batches than stages: smaller micro-batches where the
+    # replica's sequences are enough, else a note that the job is refused.
+    per_replica = workload.batch_sequences // par.dp
+    short = par.pp > 1 and par.interleave == 1 and micro_batches < par.pp
+    assert ("torchtitan_micro_batch_split" in exported.notes) == (short and per_replica >= par.pp)
+    assert ("torchtitan_too_few_micro_batches" in exported.notes) == (short and per_replica < par.pp)
+    micro_batch = par.micro_batch
+    if "torchtitan_micro_batch_split" in exported.notes:
+        assert got["micro_batch"] < par.micro_batch and got["micro_batch"] * got["micro_batches"] == per_replica
+        assert got["micro_batches"] >= par.pp
+        micro_batch, micro_batches = got["micro_batch"], got["micro_batches"]
     # Written as ZeRO-2, which reduce-scatters every micro-batch's gradients: the note says so when there are several.
     as_zero2 = par.zero == 1 and par.dp > 1 and par.pp == 1
     assert ("torchtitan_zero1" in exported.notes) == (as_zero2 and micro_batches == 1)
     assert ("torchtitan_zero1_accumulation" in exported.notes) == (as_zero2 and micro_batches > 1)
     assert ("torchtitan_pipeline_fsdp" in exported.notes) == (par.zero > 1 and par.dp > 1 and par.pp > 1)
     want = {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep, "zero": zero if par.dp > 1 else 0,
-            "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": par.micro_batch,
+            "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": micro_batch,
             "interleave": par.interleave, "shard": par.shard_ranks if zero and par.dp > 1 else par.dp,
             "first": first if par.pp > 1 else workload.shape.layers,
             "last": last if par.pp > 1 else workload.shape.layers,
@@ -287,7 +315,7 @@ def test_checkpoint_modes_become_each_frameworks_save_settings(mode):
     workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode=mode)
     par = Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1)
     megatron = export(par, workload, "megatron", TEXTS["en"])
-    flags, _, _ = megatron_flags(megatron.text)
+    flags, _ = megatron_flags(megatron.text)
     steps = int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
     assert ("--async-save" in flags) == (mode == "async")
     assert (flags.get("--non-persistent-ckpt-type") == "in_memory") == (mode == "in_memory")
@@ -329,7 +357,7 @@ def test_moe_dispatcher_and_all_to_all_overlap_are_written_where_megatron_accept
     workload = Workload(**inputs)
     check_layout(workload, par)
     result = export(par, workload, "megatron", TEXTS["en"])
-    flags, _, _ = megatron_flags(result.text)
+    flags, _ = megatron_flags(result.text)
     assert flags["--moe-token-dispatcher-type"] == ("flex" if dispatcher == "per_node" else "alltoall")
     assert ("--moe-enable-deepep" in flags) == (dispatcher == "per_node")
     assert ("--overlap-moe-expert-parallel-comm" in flags) == flag_set == ("--delay-wgrad-compute" in flags)
