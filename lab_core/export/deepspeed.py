@@ -11,7 +11,12 @@ and ZeRO-3 are incompatible with pipeline parallelism"), so a pipelined plan
 of those stages is written with stage 1 and a note. Pipeline stages and tensor parallelism
 are set in the training script (PipelineModule(num_stages=...), AutoTP's
 tensor_parallel.autotp_size); the file carries them where the config has a
-key. JSON has no comments: the header and notes go in a top-level "comment"
+key. AutoTP runs ZeRO stage 2 at most and not beside the pipeline engine
+(runtime/engine.py, _configure_tensor_parallel_states); without a pipeline
+DeepSpeedConfig counts every rank as data parallel when it checks
+train_batch_size, so with tensor or context parallelism that key is left for
+it to derive. Gradients accumulated in fp32 (18 bytes of state per parameter)
+are data_types.grad_accum_dtype, whose default with ZeRO-1 is bf16. JSON has no comments: the header and notes go in a top-level "comment"
 list, which DeepSpeed ignores (it reads top-level keys by name; only its
 sections are strict models).
 """
@@ -26,6 +31,10 @@ def _zero(f, notes):
     if par.pp > 1 and stage > 1:
         notes.add("deepspeed_pipeline_zero", zero=stage)
         stage = 1
+    elif par.tp > 1 and stage == 3:
+        # DeepSpeedEngine._configure_tensor_parallel_states asserts AutoTP runs ZeRO stage 2 at most.
+        notes.add("deepspeed_autotp_zero3")
+        stage = 2
     zero = {"stage": stage}
     if par.zero >= 1 and par.dp > 1:
         zero["overlap_comm"] = f.modern
@@ -57,8 +66,13 @@ def _model_parallel(f, notes):
             notes.add("deepspeed_interleave", interleave=par.interleave)
         if not f.even:
             notes.add("deepspeed_uneven", first=f.first_layers, last=f.last_layers)
-    if par.tp > 1:
+    if par.tp > 1 and par.pp > 1:
+        # AutoTP does not combine with the pipeline engine: the model's own tensor-parallel layers and a
+        # topology with a model-parallel axis do.
+        notes.add("deepspeed_pipeline_tp", tp=par.tp, pp=par.pp, dp=par.dp)
+    elif par.tp > 1:
         out["tensor_parallel"] = {"autotp_size": par.tp}
+        notes.add("deepspeed_autotp", tp=par.tp)
         if par.sequence_parallel:
             notes.add("deepspeed_sequence_parallel")
     if par.cp > 1:
@@ -71,13 +85,24 @@ def _model_parallel(f, notes):
 def config(f, notes):
     """The configuration as a dict (without the comment)."""
     par = f.par
-    out = {
-        "train_batch_size": f.batch,
+    out = {}
+    if par.tp * par.cp == 1:
+        out["train_batch_size"] = f.batch
+    else:
+        # DeepSpeedConfig checks train_batch_size = micro x accumulation x its data-parallel world, which
+        # counts tensor- and context-parallel ranks too (deepspeed/runtime/config.py): left for it to derive.
+        notes.add("deepspeed_batch_derived", batch=f.batch, dp=par.dp, ranks=f.gpus)
+    zero = _zero(f, notes)
+    out.update({
         "train_micro_batch_size_per_gpu": par.micro_batch,
         "gradient_accumulation_steps": f.per_replica // par.micro_batch,
         "bf16": {"enabled": True},
-        "zero_optimization": _zero(f, notes),
-    }
+        "zero_optimization": zero,
+    })
+    if f.workload.state_bytes_per_param == 18 and zero["stage"] <= 1:
+        # Gradients accumulated in fp32 (the plan's 18 bytes per parameter): with ZeRO-1 DeepSpeed's default is
+        # bf16 (DeepSpeedEngine.get_data_types), so the file says it.
+        out["data_types"] = {"grad_accum_dtype": "fp32"}
     checkpointing = _checkpointing(f, notes)
     if checkpointing:
         out["activation_checkpointing"] = checkpointing

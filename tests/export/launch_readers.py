@@ -146,15 +146,26 @@ def torchtitan_layout(text, layers):
             "first": first, "last": last, "batch": training["global_batch_size"], "micro_batches": micro_batches}, job
 
 
-def deepspeed_layout(text):
+def deepspeed_layout(text, ranks):
+    """The layout a DeepSpeed config describes when launched on ``ranks`` GPUs, checked as DeepSpeed checks it:
+    train_batch_size, where given, is micro-batch x accumulation x the data-parallel world DeepSpeed counts (all
+    ranks without a pipeline, ranks / stages with one: deepspeed/runtime/config.py, PipelineModule's default
+    topology); AutoTP runs ZeRO stage 2 at most and not with the pipeline engine (runtime/engine.py)."""
     config = json.loads(text)
     zero = config["zero_optimization"]
-    dp = config["train_batch_size"] // (config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"])
-    return {"pp": config.get("pipeline", {}).get("stages", 1), "tp": config.get("tensor_parallel", {}).get("autotp_size", 1),
-            "dp": dp, "zero": zero["stage"], "micro_batch": config["train_micro_batch_size_per_gpu"],
-            "micro_batches": config["gradient_accumulation_steps"], "batch": config["train_batch_size"],
-            "recompute": "full" if "activation_checkpointing" in config else "none",
-            "shard": zero.get("mics_shard_size", dp)}, config
+    pp = config.get("pipeline", {}).get("stages", 1)
+    tp = config.get("tensor_parallel", {}).get("autotp_size", 1)
+    micro, steps = config["train_micro_batch_size_per_gpu"], config["gradient_accumulation_steps"]
+    batch = config.get("train_batch_size")
+    if batch is not None:
+        assert batch == micro * steps * (ranks // pp), (batch, micro, steps, ranks, pp)
+    if tp > 1:
+        assert pp == 1 and zero["stage"] <= 2, (tp, pp, zero["stage"])
+    dp = None if batch is None else batch // (micro * steps)
+    return {"pp": pp, "tp": tp, "dp": dp, "zero": zero["stage"], "micro_batch": micro, "micro_batches": steps,
+            "batch": batch, "recompute": "full" if "activation_checkpointing" in config else "none",
+            "shard": zero.get("mics_shard_size", dp),
+            "grad_accum_dtype": config.get("data_types", {}).get("grad_accum_dtype")}, config
 
 
 def _dense_then_moe(pattern):

@@ -169,19 +169,30 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
 def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, lang):
     workload, plan, par = case
     exported = export(plan, workload, "deepspeed", TEXTS[lang])
-    got, config = deepspeed_layout(exported.text)
+    got, config = deepspeed_layout(exported.text, par.model_parallel * par.dp)
     _, known = key_list(FRAMEWORKS["deepspeed"].key_list)
     # "comment" is the one key of ours: DeepSpeed reads top-level keys by name and ignores the rest.
     assert toml_keys({k: v for k, v in config.items() if k != "comment"}) <= known
     _, _, micro_batches = _stages(workload, par)
-    # DeepSpeed's pipeline engine runs ZeRO-0 and 1 only: a pipelined ZeRO-2/3 plan is written as stage 1, with a note.
-    stage = 1 if par.pp > 1 and par.zero > 1 else par.zero
-    assert ("deepspeed_pipeline_zero" in exported.notes) == (stage != par.zero)
-    expressible_shard = par.shard_ranks if stage == 3 else par.dp
-    assert got == {"pp": par.pp, "tp": par.tp, "dp": par.dp, "zero": stage, "micro_batch": par.micro_batch,
-                   "micro_batches": micro_batches, "batch": workload.batch_sequences,
+    # DeepSpeed's pipeline engine runs ZeRO-0 and 1 only, AutoTP ZeRO-2 at most: the file writes the nearest stage,
+    # with a note.
+    stage = 1 if par.pp > 1 and par.zero > 1 else 2 if par.tp > 1 and par.zero == 3 else par.zero
+    assert ("deepspeed_pipeline_zero" in exported.notes) == (par.pp > 1 and par.zero > 1)
+    assert ("deepspeed_autotp_zero3" in exported.notes) == (par.pp == 1 and par.tp > 1 and par.zero == 3)
+    # AutoTP without a pipeline; with one the tensor parallelism is the model's and a note says how.
+    assert ("deepspeed_pipeline_tp" in exported.notes) == (par.pp > 1 and par.tp > 1)
+    # DeepSpeed would count tensor- and context-parallel ranks in the batch check: the batch is left to it.
+    derived = par.tp * par.cp > 1
+    assert ("deepspeed_batch_derived" in exported.notes) == derived
+    # Hybrid sharding is MiCS (ZeRO-3 only); otherwise DeepSpeed shards over all the data-parallel ranks.
+    mics = stage == 3 and par.shard_ranks < par.dp
+    assert got == {"pp": par.pp, "tp": par.tp if par.pp == 1 else 1, "dp": None if derived else par.dp, "zero": stage,
+                   "micro_batch": par.micro_batch, "micro_batches": micro_batches,
+                   "batch": None if derived else workload.batch_sequences,
                    "recompute": "full" if par.recompute == "full" else "none",
-                   "shard": expressible_shard}
+                   "shard": par.shard_ranks if mics else None if derived else par.dp,
+                   "grad_accum_dtype": "fp32" if workload.state_bytes_per_param == 18 and stage <= 1 else None}
+    assert par.micro_batch * micro_batches * par.dp == workload.batch_sequences
     assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective")
     assert ("deepspeed_context_parallel" in exported.notes) == (par.cp > 1)
 
@@ -203,7 +214,7 @@ def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):
     assert ("quantize.grouped_mm.float8" in converters) == (workload.precision == "fp8" and shape.experts is not None)
     assert job["training"]["steps"] == int(flags["--train-iters"])
     assert job["checkpoint"]["interval"] == int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
-    assert json.loads(files["deepspeed"])["train_batch_size"] == int(flags["--global-batch-size"])
+    assert json.loads(files["deepspeed"]).get("train_batch_size", workload.batch_sequences) == int(flags["--global-batch-size"])
 
 
 def test_all_gather_context_parallelism_and_fp8_weight_gathers_are_written_where_they_apply(case):
