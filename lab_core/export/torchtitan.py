@@ -30,6 +30,11 @@ same release. The mapping:
   kernel it assumed; a plan on FlashAttention-2 (the PyTorch-native stack
   without Workload.te_attention) gets a note that the job's attention is
   faster.
+- what torchtitan refuses or ignores is a note: DDP beside another mesh
+  dimension (written as FSDP), a 1F1B pipeline with fewer micro-batches
+  than stages (smaller micro-batches where the replica's sequences allow),
+  pipelining a model without a pipelining function, FP8 expert GEMMs with
+  a pipeline or context parallelism, and mixed precision without FSDP.
 - the loss: torchtitan's eager cross-entropy keeps more bytes per logit than
   a Megatron stack's fused loss (calibration.LOSS_BYTES_PER_LOGIT), so a plan
   that counted fewer (a Megatron stack's, or Workload.compiled_loss) is
@@ -124,17 +129,31 @@ def _parallelism(f, notes):
     return pairs, async_tp
 
 
+# torchtitan v0.2.2 models whose TrainSpec has no pipelining_fn (torchtitan/models/<name>/__init__.py):
+# train.py refuses pipeline parallelism for them.
+UNPIPELINED_MODELS = ("qwen3", "gpt_oss", "flux")
+
+
 def _model(f, notes):
-    pairs = []
+    """[model]: the registered name and flavor of a preset's shape, or a flavor to register (the job fails
+    on an unknown flavor rather than training torchtitan's default debug model); FP8 converters."""
+    par = f.par
     if f.preset and PRESETS[f.preset]["torchtitan"]:
         name, flavor = PRESETS[f.preset]["torchtitan"]
-        pairs += [("name", name), ("flavor", flavor)]
     else:
-        notes.add("torchtitan_flavor", layers=f.shape.layers, hidden=f.shape.hidden, heads=f.shape.heads)
+        # llama4 is torchtitan's mixture of experts with ordinary (grouped-query) attention.
+        name, flavor = "llama3" if f.shape.experts is None else "llama4", f"lab_{f.shape.layers}x{f.shape.hidden}"
+        notes.add("torchtitan_flavor", layers=f.shape.layers, hidden=f.shape.hidden, heads=f.shape.heads, name=name,
+                  flavor=flavor)
+    if par.pp > 1 and name in UNPIPELINED_MODELS:
+        notes.add("torchtitan_no_pipelining", name=name, pp=par.pp)
+    pairs = [("name", name), ("flavor", flavor)]
     if f.workload.precision == "fp8":
         converters = ["quantize.linear.float8"]
-        if f.shape.experts is not None:
+        if f.shape.experts is not None and par.pp == 1 and par.cp == 1:
             converters.append("quantize.grouped_mm.float8")
+        elif f.shape.experts is not None:
+            notes.add("torchtitan_fp8_experts")
         pairs.append(("converters", converters))
     return pairs
 
@@ -176,10 +195,16 @@ def job_sections(f, notes):
         # Async TP needs the model compiled.
         components = (["model"] if async_tp else []) + ["loss"]
         sections.append(("compile", [("enable", True), ("components", components)]))
+    if "quantize.grouped_mm.float8" in dict(sections[0][1]).get("converters", ()):
+        # The converter quantizes only the modules these names match (components/quantization/float8.py).
+        sections.append(("quantize.grouped_mm.float8", [("fqns", ["experts"])]))
     if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:
         # FSDP2 gathers the Float8Linear weights in FP8 (Workload.fp8_weight_gather).
         sections.append(("quantize.linear.float8", [("enable_fsdp_float8_all_gather", True),
                                                     ("precompute_float8_dynamic_scale_for_fsdp", True)]))
+    if f.par.dp == 1 and f.par.cp == 1 and f.par.model_parallel > 1:
+        # distributed/utils.py maybe_enable_amp: mixed precision is FSDP's; beside TP or PP without it, none.
+        notes.add("torchtitan_fp32_without_fsdp")
     if f.workload.dropout:
         notes.add("torchtitan_dropout")
     if attention_kernels(f.workload.stack, f.workload.te_attention) == "torch_native":

@@ -211,7 +211,17 @@ def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):
     job = tomllib.loads(files["torchtitan"])
     converters = job.get("model", {}).get("converters", [])
     assert ("quantize.linear.float8" in converters) == (workload.precision == "fp8")
-    assert ("quantize.grouped_mm.float8" in converters) == (workload.precision == "fp8" and shape.experts is not None)
+    # torchtitan's FP8 expert GEMMs refuse pipeline and context parallelism (a note says the experts stay bf16);
+    # where written, they name the experts, since the converter quantizes only the modules it is given.
+    par = plan.parallelism
+    expert_fp8 = workload.precision == "fp8" and shape.experts is not None
+    assert ("quantize.grouped_mm.float8" in converters) == (expert_fp8 and par.pp == 1 and par.cp == 1)
+    fqns = job.get("quantize", {}).get("grouped_mm", {}).get("float8", {}).get("fqns", [])
+    assert bool(fqns) == ("quantize.grouped_mm.float8" in converters)
+    exported = export(plan, workload, "torchtitan", TEXTS["en"])
+    assert ("torchtitan_fp8_experts" in exported.notes) == (expert_fp8 and (par.pp > 1 or par.cp > 1))
+    # A shape torchtitan has no flavor for is named, never left to its default debug model.
+    assert job["model"]["name"] and job["model"]["flavor"]
     assert job["training"]["steps"] == int(flags["--train-iters"])
     assert job["checkpoint"]["interval"] == int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
     assert json.loads(files["deepspeed"]).get("train_batch_size", workload.batch_sequences) == int(flags["--global-batch-size"])
@@ -253,7 +263,8 @@ def test_choices_a_framework_cannot_express_are_notes_not_flags():
     assert "deepspeed_partial_sharding" in deepspeed.notes and "mics_shard_size" not in deepspeed.text
     custom = export(Parallelism(tp=8, pp=1, dp=16), Workload(params=13e9, gpus=128, global_batch_tokens=512 * 2048),
                     "torchtitan", TEXTS["en"])
-    assert "torchtitan_flavor" in custom.notes and "flavor" not in tomllib.loads(custom.text).get("model", {})
+    assert "torchtitan_flavor" in custom.notes and tomllib.loads(custom.text)["model"] == {"name": "llama3",
+                                                                                          "flavor": "lab_40x5120"}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -414,3 +425,29 @@ def test_megatron_flexible_layout_string(pp, v, first, middle, last, layout):
     assert len(stages) == pp * v
     per_rank = [sum(stages[c * pp + r].count("t") for c in range(v)) for r in range(pp)]
     assert per_rank == [first] + [middle] * (pp - 2) + [last]
+
+
+@pytest.mark.parametrize("preset, par, notes, grouped", [
+    # FP8 experts without a pipeline: the grouped-GEMM converter, pointed at the experts.
+    ("qwen3-235b-a22b", Parallelism(tp=1, pp=1, dp=256, ep=64, zero=3, micro_batch=1), set(), True),
+    # Qwen3 has no pipelining function in torchtitan v0.2.2, and its FP8 experts refuse a pipeline.
+    ("qwen3-235b-a22b", Parallelism(tp=1, pp=2, dp=128, ep=64, zero=1, micro_batch=1),
+     {"torchtitan_no_pipelining", "torchtitan_fp8_experts"}, False),
+    # TP without data parallelism: no FSDP, so torchtitan runs no mixed precision.
+    ("llama3-70b", Parallelism(tp=8, pp=16, dp=1, sequence_parallel=True, micro_batch=1),
+     {"torchtitan_fp32_without_fsdp"}, False),
+])
+def test_torchtitan_limits_of_its_models_and_fp8_are_notes(preset, par, notes, grouped):
+    """torchtitan v0.2.2: train.py refuses pipelining a model without a pipelining function (qwen3);
+    Float8GroupedMMConverter asserts no pipeline or context parallelism and quantizes only the fqns it
+    is given; maybe_enable_amp leaves mixed precision to FSDP, so TP/PP without it computes in fp32."""
+    workload = _preset(preset, gpus=par.model_parallel * par.dp, gpu="h100_80gb", precision="fp8",
+                       global_batch_tokens=512 * 4096 if preset != "llama3-70b" else 64 * 8192)
+    for lang in LANGUAGES:
+        exported = export(par, workload, "torchtitan", TEXTS[lang])
+        job = tomllib.loads(exported.text)
+        limits = {"torchtitan_no_pipelining", "torchtitan_fp8_experts", "torchtitan_fp32_without_fsdp"}
+        assert limits & set(exported.notes) == notes
+        assert ("quantize.grouped_mm.float8" in job["model"].get("converters", [])) == grouped
+        assert job.get("quantize", {}).get("grouped_mm", {}).get("float8", {}).get("fqns") == (["experts"] if grouped
+                                                                                                else None)
