@@ -18,7 +18,7 @@ import json
 import time
 
 from lab_core.curves import curves_steps
-from lab_core.export import export
+from lab_core.export import FRAMEWORKS, export
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
 from lab_core.planner.json_plan import plan_json, plan_json_steps
@@ -42,6 +42,14 @@ def _decision_keys(plan):
 
 
 _BOOLS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def export_view(exported, words):
+    """An export for the page: the file, and a warning when the framework will not start it as written."""
+    out = exported.to_dict()
+    refused = exported.refused and FRAMEWORKS.get(exported.format)
+    out["warning"] = words["export_panel"]["refused"].format(framework=refused.name) if refused else ""
+    return out
 
 
 class Session:
@@ -232,7 +240,7 @@ class Session:
             points = yield from curves_steps(workload, par)
             out["curves"] = tighten(render_curves(points, plan["gpus"]["used"], words))
         if export_format:
-            out["export"] = export(par, workload, export_format, words["export"]).to_dict()
+            out["export"] = export_view(export(par, workload, export_format, words["export"]), words)
         return out
 
     def start(self, request_json):

@@ -19,18 +19,24 @@ from .frameworks import FRAMEWORKS
 from .notes import Notes, architecture_notes, header_lines
 
 FORMATS = ("megatron", "torchtitan", "deepspeed", "json")
+# Notes that mean the framework will not start the job as written (the lab's export panel warns of them).
+REFUSALS = frozenset(("torchtitan_too_few_micro_batches", "torchtitan_no_pipelining"))
 FILENAMES = {"megatron": "launch_megatron.sh", "torchtitan": "job.toml", "deepspeed": "ds_config.json",
              "json": "plan.json"}
 _RENDERERS = {"megatron": megatron.render, "torchtitan": torchtitan.render, "deepspeed": deepspeed.render}
 
 class Export:
-    __slots__ = ("format", "text", "notes", "filename")
+    """``refused``: the notes (REFUSALS) that mean the framework will not start the job as written."""
+
+    __slots__ = ("format", "text", "notes", "filename", "refused")
 
     def __init__(self, fmt, text, notes):
         self.format, self.text, self.notes, self.filename = fmt, text, notes.ids(), FILENAMES[fmt]
+        self.refused = [note for note in self.notes if note in REFUSALS]
 
     def to_dict(self):
-        return {"format": self.format, "text": self.text, "notes": list(self.notes), "filename": self.filename}
+        return {"format": self.format, "text": self.text, "notes": list(self.notes), "filename": self.filename,
+                "refused": list(self.refused)}
 
 
 def _plan_json(f, texts):
@@ -60,4 +66,4 @@ def export(plan, workload, fmt, texts):
     return Export(fmt, text, notes)
 
 
-__all__ = ["export", "Export", "FORMATS", "FRAMEWORKS"]
+__all__ = ["export", "Export", "FORMATS", "FRAMEWORKS", "REFUSALS"]

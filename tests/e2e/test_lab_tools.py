@@ -195,6 +195,7 @@ def test_the_launch_configuration_follows_the_plan_and_copies(browser, base_url,
     extras_done(page)
     job = tomllib.loads(page.text_content("#lab-export-text"))
     assert job["parallelism"]["tensor_parallel_degree"] == 4
+    assert page.text_content("#lab-export-status") == ""  # torchtitan runs this plan: no warning
     page.click("#lab-export-copy")
     page.wait_for_function("document.getElementById('lab-toast').textContent.length > 0")
     copied, shown = page.evaluate("navigator.clipboard.readText()"), page.text_content("#lab-export-text")
@@ -202,6 +203,26 @@ def test_the_launch_configuration_follows_the_plan_and_copies(browser, base_url,
     state = page.evaluate("({...document.getElementById('lab-app').dataset})")
     assert copied == shown, (copied[:300], shown[:300], page.text_content("#lab-toast"), state)
     assert page.text_content("#lab-toast") == CATALOGS[lang]["export_panel"]["copied"], state
+    context.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_export_the_framework_would_refuse_is_flagged(browser, base_url, lang):
+    """8 pipeline stages and 4 sequences per step: torchtitan's 1F1B refuses fewer micro-batches than
+    stages, so its job file comes with the panel's warning; the Megatron command, which runs, without."""
+    url = "?params=70000000000&gpus=64&gpu=h100_80gb&seq_len=8192&global_batch_tokens=32768&tp=8&pp=8"
+    context, page = open_page(browser, base_url, LANGS[lang] + url)
+    open_panel(page, "lab-export")
+    assert "--pipeline-model-parallel-size 8" in page.text_content("#lab-export-text")
+    assert page.text_content("#lab-export-status") == ""
+    seq = page.get_attribute("#lab-app", "data-extras-requested")
+    page.select_option("#lab-export-format", "torchtitan")
+    page.wait_for_function(f"document.getElementById('lab-app').dataset.extrasApplied !== '{seq}'")
+    extras_done(page)
+    warning = CATALOGS[lang]["export_panel"]["refused"].format(framework="torchtitan")
+    assert page.text_content("#lab-export-status") == warning
+    assert CATALOGS[lang]["export"]["notes"]["torchtitan_too_few_micro_batches"].split("{")[0] in \
+        page.text_content("#lab-export-text")
     context.close()
 
 

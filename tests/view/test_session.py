@@ -273,3 +273,22 @@ def test_an_extras_job_in_slices_answers_as_handle_does():
     out = json.loads(answer)
     assert out["kind"] == "extras" and out["ok"] and out["curves"] and out["export"] and out["pins"]
     assert out == json.loads(session.handle(request))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_export_the_framework_would_refuse_carries_a_warning(lang):
+    """Llama 3 70B pinned to 8 stages with 4 sequences per step: torchtitan's 1F1B refuses fewer
+    micro-batches than stages, so the torchtitan file comes with the panel's warning (in the reader's
+    language); the Megatron file, which runs it, comes without one."""
+    catalog = load_catalogs()[lang]
+    session = Session(session_config(load_lab_layout(), catalog, EXTRAS))
+    inputs = dict(default_inputs(), params=70e9, gpus=64, gpu="h100_80gb", seq_len=8192, global_batch_tokens=4 * 8192)
+    pins = {"tp": 8, "pp": 8}
+    answers = {}
+    for fmt in ("torchtitan", "megatron"):
+        request = json.dumps({"kind": "extras", "state": {"inputs": inputs, "pins": pins}, "export": fmt})
+        answers[fmt] = json.loads(session.handle(request))["export"]
+    expected = catalog["export_panel"]["refused"].format(framework="torchtitan")
+    assert answers["torchtitan"]["refused"] == ["torchtitan_too_few_micro_batches"]
+    assert answers["torchtitan"]["warning"] == expected
+    assert answers["megatron"]["refused"] == [] and answers["megatron"]["warning"] == ""

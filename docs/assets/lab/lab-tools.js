@@ -79,6 +79,13 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   // ---- panels computed after the answer ---------------------------------------
   const isOpen = (id) => el(id).open;
 
+  // The export panel's status line: "writing…", or a warning (styled as one) that the framework will refuse the file.
+  function exportStatus(text, warning = false) {
+    const status = el("lab-export-status");
+    status.textContent = text;
+    status.classList.toggle("lab-notice", warning && Boolean(text));
+  }
+
   function requestExtras() {
     clearTimeout(extrasTimer);
     if (!live) return;
@@ -94,7 +101,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
     }
     root.dataset.extras = "requested";
     if (curves) el("lab-curves-status").textContent = catalog.curves.loading;
-    if (format) el("lab-export-status").textContent = catalog.export_panel.loading;
+    if (format) exportStatus(catalog.export_panel.loading);
     extrasSeq = send({
       kind: "extras", state: { inputs: { ...state.applied }, pins: { ...state.appliedPins } },
       units: state.units, pins, curves, export: format,
@@ -120,7 +127,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   function onExtras(seq, result) {
     if (seq !== extrasSeq) return; // a newer state's panels are on their way
     el("lab-curves-status").textContent = "";
-    el("lab-export-status").textContent = "";
+    exportStatus("");
     if (!result.ok) {
       el(result.curves === undefined && isOpen("lab-export") ? "lab-export-status" : "lab-curves-status").textContent = result.error.text;
     } else {
@@ -136,6 +143,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
         const code = el("lab-export-text");
         code.textContent = result.export.text;
         code.dataset.format = result.export.format;
+        exportStatus(result.export.warning, true);
       }
     }
     for (const id of PANELS) if (el(id).dataset.requested === String(seq)) el(id).dataset.applied = String(seq);
