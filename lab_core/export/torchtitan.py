@@ -187,7 +187,8 @@ def job_sections(f, notes):
     parallelism, async_tp = _parallelism(f, notes)
     mode = f.par.recompute
     checkpointing = [("mode", mode)] + ([("selective_ac_option", "op")] if mode == "selective" else [])
-    sections = [("model", _model(f, notes)), ("training", _training(f)), ("parallelism", parallelism),
+    model = _model(f, notes)
+    sections = [("model", model), ("training", _training(f)), ("parallelism", parallelism),
                 ("activation_checkpoint", checkpointing),
                 ("checkpoint", _checkpoint(f, notes))]
     w = f.workload
@@ -195,7 +196,7 @@ def job_sections(f, notes):
         # Async TP needs the model compiled.
         components = (["model"] if async_tp else []) + ["loss"]
         sections.append(("compile", [("enable", True), ("components", components)]))
-    if "quantize.grouped_mm.float8" in dict(sections[0][1]).get("converters", ()):
+    if "quantize.grouped_mm.float8" in dict(model).get("converters", ()):
         # The converter quantizes only the modules these names match (components/quantization/float8.py).
         sections.append(("quantize.grouped_mm.float8", [("fqns", ["experts"])]))
     if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:
