@@ -11,7 +11,7 @@ and ZeRO-3 are incompatible with pipeline parallelism"), so a pipelined plan
 of those stages is written with stage 1 and a note. Pipeline stages and tensor parallelism
 are set in the training script (PipelineModule(num_stages=...), AutoTP's
 tensor_parallel.autotp_size); the file carries them where the config has a
-key. AutoTP runs ZeRO stage 2 at most and not beside the pipeline engine
+key. AutoTP and DeepSpeed's MoE layers run ZeRO stage 2 at most, AutoTP not beside the pipeline engine
 (runtime/engine.py, _configure_tensor_parallel_states); without a pipeline
 DeepSpeedConfig counts every rank as data parallel when it checks
 train_batch_size, so with tensor or context parallelism that key is left for
@@ -34,6 +34,11 @@ def _zero(f, notes):
     elif par.tp > 1 and stage == 3:
         # DeepSpeedEngine._configure_tensor_parallel_states asserts AutoTP runs ZeRO stage 2 at most.
         notes.add("deepspeed_autotp_zero3")
+        stage = 2
+    elif f.shape.experts is not None and stage == 3:
+        # The engine asserts "MoE not supported with Stage 3" once the model holds deepspeed.moe layers
+        # (runtime/engine.py, _configure_zero_optimizer).
+        notes.add("deepspeed_moe_zero3")
         stage = 2
     zero = {"stage": stage}
     if par.zero >= 1 and par.dp > 1:

@@ -96,3 +96,17 @@ class LaunchFacts:
                 "save_interval_steps": self.save_interval_steps,
                 "persist_interval_steps": self.persist_interval_steps,
                 "interval_min": f"{self.workload.checkpoint_interval_min:g}"}
+
+
+def virtual_stage_layers(pp, v, first, middle, last):
+    """Transformer layers of each of the pp x v virtual stages, in schedule order (virtual stage c pp + r is
+    model chunk c of pipeline rank r, Megatron-Core's and torchtitan's "loop" placement). A rank's layers go
+    over its chunks as evenly as they can; what the first rank lacks comes off its first chunks (beside the
+    embedding), what the last rank lacks off its last ones (beside the output layer)."""
+    def chunks(layers, short_first):
+        base, extra = divmod(layers, v)
+        return [base + (i >= v - extra if short_first else i < extra) for i in range(v)]
+
+    ranks = [chunks(first, True)] + [chunks(middle, True)] * (pp - 2) + [chunks(last, False)]
+    return [ranks[r][c] for c in range(v) for r in range(pp)]
+

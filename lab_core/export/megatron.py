@@ -8,7 +8,12 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   fewer shard ranks than dp is --num-distributed-optimizer-instances.
 - ZeRO-2 / ZeRO-3 are Megatron-FSDP's optim_grads / optim_grads_params
   sharding strategies (--use-megatron-fsdp, which requires the fsdp_dtensor
-  checkpoint format); Megatron-FSDP has no flag for hybrid sharding here.
+  checkpoint format, with --use-distributed-optimizer: only the distributed
+  optimizer copies its updated weights into FSDP's buffers,
+  megatron/core/optimizer/__init__.py). Hybrid sharding (shard over part of
+  the data-parallel ranks, replicate across) is
+  --num-distributed-optimizer-instances in both cases; Megatron-FSDP then
+  builds its hybrid mesh (distributed/fsdp/mcore_fsdp_adapter.py).
 - The modern stacks overlap the gradient reduce-scatter and the parameter
   all-gather with compute (--overlap-grad-reduce, --overlap-param-gather);
   the 2021 stack did neither.
@@ -24,6 +29,7 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   (--recompute-granularity selective).
 """
 from ..presets import PRESETS
+from .facts import virtual_stage_layers
 from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
 
 
@@ -55,19 +61,12 @@ def _parallel_flags(f, notes):
 def pipeline_layout(pp, v, first, middle, last):
     """Megatron-Core's --pipeline-model-parallel-layout string for pp stages of v
     model chunks each holding first, middle and last layers: the pp x v virtual
-    stages in schedule order (virtual stage c pp + r is chunk c of stage r), "|"
-    between them, "t" per transformer layer, the embedding "E" first and the loss
-    "L" last; a run of equal virtual stages as "(...|)*n"
+    stages in schedule order (facts.virtual_stage_layers), "|" between them, "t"
+    per transformer layer, the embedding "E" first and the loss "L" last; a run
+    of equal virtual stages as "(...|)*n"
     (megatron/core/transformer/pipeline_parallel_layer_layout.py at core_v0.15.3,
-    parse_str_to_list). A stage's layers go over its chunks as evenly as they can;
-    what the first stage lacks comes off its first chunks (beside the embedding),
-    what the last stage lacks off its last ones (beside the output layer)."""
-    def chunks(layers, short_first):
-        base, extra = divmod(layers, v)
-        return [base + (i >= v - extra if short_first else i < extra) for i in range(v)]
-
-    ranks = [chunks(first, True)] + [chunks(middle, True)] * (pp - 2) + [chunks(last, False)]
-    stages = ["t" * ranks[r][c] for c in range(v) for r in range(pp)]
+    parse_str_to_list)."""
+    stages = ["t" * layers for layers in virtual_stage_layers(pp, v, first, middle, last)]
     stages[0] = "E" + stages[0]
     runs = []
     for stage in stages[:-1]:
@@ -103,12 +102,12 @@ def _data_parallel_flags(f, notes):
             flags.append(("--num-distributed-optimizer-instances", par.dp // par.dp_shard))
     elif par.zero >= 2:
         strategy = "optim_grads" if par.zero == 2 else "optim_grads_params"
-        flags += [("--use-megatron-fsdp", None), ("--data-parallel-sharding-strategy", strategy),
-                  ("--ckpt-format", "fsdp_dtensor")]
+        flags += [("--use-megatron-fsdp", None), ("--use-distributed-optimizer", None),
+                  ("--data-parallel-sharding-strategy", strategy), ("--ckpt-format", "fsdp_dtensor")]
         if par.zero == 3 and f.workload.precision == "fp8" and f.workload.fp8_weight_gather:
             flags.append(("--fp8-param-gather", None))
         if par.dp_shard and par.dp_shard < par.dp:
-            notes.add("megatron_no_hsdp", dp=par.dp, dp_shard=par.dp_shard, zero=par.zero)
+            flags.append(("--num-distributed-optimizer-instances", par.dp // par.dp_shard))
     if par.dp > 1 and f.modern:
         flags.append(("--overlap-grad-reduce", None))
         if par.zero >= 1:
@@ -168,15 +167,40 @@ def _model_flags(f, notes):
     return flags
 
 
+LOCAL_CHECKPOINT_DIR = "/dev/shm/megatron-local-ckpt"
+REPLICATION_FACTOR = 2
+
+
+def _in_memory_flags(f, notes):
+    """In-memory checkpoints (a snapshot in host memory, copied to a peer
+    machine) as Megatron's local non-persistent checkpoints: each rank saves
+    its shard under a node-local directory, here the RAM-backed /dev/shm, and
+    with --replication nvidia_resiliency_ext copies it to the ranks
+    --replication-jump apart, one node away. Megatron-LM's validate_args
+    refuses the "in_memory" type it lists (arguments.py at core_v0.15.3:
+    "Currently only global and local checkpoints are supported") and needs
+    --non-persistent-local-ckpt-dir for "local". Replicas form cliques of
+    REPLICATION_FACTOR nodes, so a plan on an odd number of nodes or a
+    part-used last node keeps its copies on its own node, with a note.
+    Persistent saves every IN_MEMORY_PERSIST_EVERY of them."""
+    flags = [("--non-persistent-ckpt-type", "local"), ("--non-persistent-local-ckpt-dir", LOCAL_CHECKPOINT_DIR)]
+    numbers = dict(save_interval_steps=f.save_interval_steps, persist_interval_steps=f.persist_interval_steps)
+    if f.nodes >= REPLICATION_FACTOR and f.nodes % REPLICATION_FACTOR == 0 and not f.last_node_gpus:
+        flags += [("--replication", None), ("--replication-jump", f.gpus_per_node),
+                  ("--replication-factor", REPLICATION_FACTOR)]
+        notes.add("megatron_in_memory", **numbers)
+    else:
+        notes.add("megatron_in_memory_unreplicated", nodes=f.nodes, **numbers)
+    return flags + [("--non-persistent-save-interval", f.save_interval_steps),
+                    ("--save-interval", f.persist_interval_steps)]
+
+
 def _checkpoint_flags(f, notes, fsdp):
     """--async-save for async checkpoints (torch_dist format only, so not with
-    Megatron-FSDP); in-memory checkpoints as Megatron's non-persistent in-memory
-    ones, with persistent saves every IN_MEMORY_PERSIST_EVERY of them."""
+    Megatron-FSDP: checkpointing.py raises NotImplementedError for fsdp_dtensor
+    at the first save); in-memory checkpoints as _in_memory_flags."""
     if f.checkpoint_mode == "in_memory":
-        notes.add("megatron_in_memory", save_interval_steps=f.save_interval_steps,
-                  persist_interval_steps=f.persist_interval_steps)
-        return [("--non-persistent-ckpt-type", "in_memory"), ("--non-persistent-save-interval", f.save_interval_steps),
-                ("--save-interval", f.persist_interval_steps)]
+        return _in_memory_flags(f, notes)
     flags = [("--save-interval", f.save_interval_steps)]
     if f.checkpoint_mode == "async" and fsdp:
         notes.add("megatron_async_fsdp")
@@ -189,7 +213,8 @@ def _training_flags(f, notes):
     par, flags = f.par, []
     flags += [("--micro-batch-size", par.micro_batch), ("--global-batch-size", f.batch),
               ("--train-iters", f.train_steps)]
-    flags += _checkpoint_flags(f, notes, par.zero >= 2 and par.dp > 1)
+    # Megatron-FSDP shards over data- and context-parallel ranks together, so a ZeRO-2/3 plan with dp 1 is FSDP too.
+    flags += _checkpoint_flags(f, notes, par.zero >= 2)
     flags.append(("--bf16", None))
     if f.workload.precision == "fp8":
         flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")]

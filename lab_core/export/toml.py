@@ -1,4 +1,4 @@
-"""A small TOML writer: tables of strings, integers, floats, booleans and lists of strings.
+"""A small TOML writer: tables of strings, integers, floats, booleans and (nested) arrays of them.
 
 The standard library reads TOML (tomllib) but does not write it; the
 torchtitan export needs only this subset (TOML v1.0.0: basic strings with
@@ -39,12 +39,19 @@ def value(item):
     raise ValueError(f"TOML export: cannot write {type(item).__name__}")
 
 
+def _pair(key, item):
+    """key = value; an array of arrays one inner array per line (TOML arrays may span lines)."""
+    if isinstance(item, (list, tuple)) and item and all(isinstance(element, (list, tuple)) for element in item):
+        return f"{key} = [\n" + "".join(f"    {value(element)},\n" for element in item) + "]"
+    return f"{key} = {value(item)}"
+
+
 def tables(sections, comments=None):
     """``sections``: [(table name, [(key, value)])]; ``comments``: {table name: [line]} written above it."""
     blocks = []
     for name, pairs in sections:
         lines = [f"# {line}" for line in (comments or {}).get(name, ())]
         lines.append(f"[{name}]")
-        lines += [f"{key} = {value(item)}" for key, item in pairs]
+        lines += [_pair(key, item) for key, item in pairs]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"

@@ -22,7 +22,8 @@ same release. The mapping:
   is the micro-batch and global_batch_size gives the gradient accumulation.
   The stage split: layers_per_stage with the first and last stage short of
   "less_layers" layers (num_virtual_stages = (layers + first_less + last_less)
-  / layers_per_stage = pp x interleave).
+  / layers_per_stage = pp x interleave), or each stage's modules named where
+  that form cannot give the plan's split (_pipeline).
 - attention: torchtitan's SDPA wrapper puts cuDNN's fused attention first
   (torchtitan/models/attention.py at v0.2.2, ScaledDotProductAttentionWrapper:
   CUDNN_ATTENTION, FLASH_ATTENTION, MATH with set_priority), the kernel
@@ -33,7 +34,8 @@ same release. The mapping:
 - what torchtitan refuses or ignores is a note: DDP beside another mesh
   dimension (written as FSDP), a 1F1B pipeline with fewer micro-batches
   than stages (smaller micro-batches where the replica's sequences allow),
-  pipelining a model without a pipelining function, FP8 expert GEMMs with
+  pipelining a model without a pipelining function, a virtual stage with no
+  module (a rank with fewer layers than chunks), FP8 expert GEMMs with
   a pipeline or context parallelism, and mixed precision without FSDP.
 - the loss: torchtitan's eager cross-entropy keeps more bytes per logit than
   a Megatron stack's fused loss (calibration.LOSS_BYTES_PER_LOGIT), so a plan
@@ -47,6 +49,7 @@ from ..context import context_for
 from ..stack import attention_kernels
 from ..presets import PRESETS
 from . import toml
+from .facts import virtual_stage_layers
 from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
 
 
@@ -68,22 +71,46 @@ def _pipeline_micro_batch(f, notes):
     return micro
 
 
+def _model_parts(f):
+    """torchtitan's module_fqns_per_model_part: the modules of each virtual stage in schedule order
+    (facts.virtual_stage_layers), the embedding in the first and the final norm and output layer in the last
+    (the module names of torchtitan's llama3, llama4 and deepseek_v3 models)."""
+    parts, start = [], 0
+    for layers in virtual_stage_layers(f.par.pp, f.par.interleave, f.first_layers, f.middle_layers, f.last_layers):
+        parts.append([f"layers.{i}" for i in range(start, start + layers)])
+        start += layers
+    parts[0].insert(0, "tok_embeddings")
+    parts[-1] += ["norm", "output"]
+    return parts
+
+
 def _pipeline(f, notes):
+    """The stage split as torchtitan's generated one (generate_llm_fqn_per_model_part: layers_per_stage per
+    virtual stage, the first and last short of "less_layers") where that gives the plan's split exactly; the
+    generator refuses to take more off the first or last virtual stage than one holds and needs every rank's
+    layers to divide evenly over its chunks, so other splits name each stage's modules
+    (module_fqns_per_model_part, which torchtitan reads in place of the generated split)."""
     par = f.par
     if par.pp == 1:
         return []
     middle, v = f.middle_layers, par.interleave
     first_less, last_less = middle - f.first_layers, middle - f.last_layers
     per_chunk = middle // v
-    if first_less < 0 or last_less < 0 or (first_less + last_less + f.shape.layers) % per_chunk:
-        notes.add("torchtitan_stage_split", first=f.first_layers, middle=middle, last=f.last_layers)
-        first_less = last_less = 0
-    return [("pipeline_parallel_degree", par.pp),
-            ("pipeline_parallel_schedule", "Interleaved1F1B" if v > 1 else "1F1B"),
-            ("pipeline_parallel_layers_per_stage", per_chunk),
-            ("pipeline_parallel_first_stage_less_layers", first_less),
-            ("pipeline_parallel_last_stage_less_layers", last_less),
-            ("pipeline_parallel_microbatch_size", _pipeline_micro_batch(f, notes))]
+    pairs = [("pipeline_parallel_degree", par.pp),
+             ("pipeline_parallel_schedule", "Interleaved1F1B" if v > 1 else "1F1B")]
+    if per_chunk >= 1 and middle % v == 0 and 0 <= first_less <= per_chunk and 0 <= last_less <= per_chunk:
+        pairs += [("pipeline_parallel_layers_per_stage", per_chunk),
+                  ("pipeline_parallel_first_stage_less_layers", first_less),
+                  ("pipeline_parallel_last_stage_less_layers", last_less)]
+    else:
+        parts = _model_parts(f)
+        if not all(parts):
+            # torchtitan builds one optimizer per model part (components/optimizer.py, OptimizersContainer) and
+            # PyTorch's optimizers refuse an empty parameter list.
+            notes.add("torchtitan_empty_stage", first=f.first_layers, last=f.last_layers, interleave=v,
+                      empty=sum(1 for part in parts if not part))
+        pairs.append(("module_fqns_per_model_part", parts))
+    return pairs + [("pipeline_parallel_microbatch_size", _pipeline_micro_batch(f, notes))]
 
 
 def _data_parallel(f, notes):

@@ -79,8 +79,24 @@ def _layout_stages(flags, pp, layers):
     return v, per_rank[0], per_rank[-1]
 
 
+def _megatron_startup_checks(flags):
+    """What Megatron-LM (core_v0.15.3) refuses about saving and Megatron-FSDP before the first step, or at the first
+    save: validate_args takes only global or local non-persistent checkpoints, local ones need a directory and
+    replication a jump; Megatron-FSDP saves fsdp_dtensor, which has no asynchronous save (checkpointing.py), and only
+    the distributed optimizer hands its weights back to FSDP (optimizer/__init__.py)."""
+    assert flags.get("--non-persistent-ckpt-type", "local") in ("global", "local"), flags["--non-persistent-ckpt-type"]
+    if flags.get("--non-persistent-ckpt-type") == "local":
+        assert "--non-persistent-local-ckpt-dir" in flags
+    if "--replication" in flags:
+        assert flags.get("--non-persistent-ckpt-type") == "local" and "--replication-jump" in flags
+    if "--use-megatron-fsdp" in flags:
+        assert flags["--ckpt-format"] == "fsdp_dtensor" and "--async-save" not in flags
+        assert "--use-distributed-optimizer" in flags
+
+
 def megatron_layout(text, layers):
     flags, ranks = megatron_flags(text)
+    _megatron_startup_checks(flags)
     tp, pp = int(flags["--tensor-model-parallel-size"]), int(flags["--pipeline-model-parallel-size"])
     cp = int(flags.get("--context-parallel-size", 1))
     # arguments.py: the world size is a multiple of tensor x pipeline x context parallel.
@@ -122,6 +138,46 @@ def toml_keys(document, prefix=""):
     return keys
 
 
+def _generated_model_parts(stages, layers, input_weight, output_weight):
+    """torchtitan v0.2.2's generate_llm_fqn_per_model_part (distributed/pipeline_parallel.py), re-implemented with
+    its refusals: the embedding and the output layer count as input/output_weight layers, the effective layers
+    spread evenly, the first stages taking the remainder, and neither weight may exceed a stage's share."""
+    effective = layers + input_weight + output_weight
+    per_stage, extra = divmod(effective, stages)
+    assert stages <= effective and per_stage >= 1, (stages, effective)
+    assert input_weight <= per_stage and output_weight <= per_stage, (input_weight, output_weight, per_stage)
+    parts, current = [], 0
+    for i in range(stages):
+        share = per_stage + (i < extra) - (input_weight if i == 0 else output_weight if i == stages - 1 else 0)
+        names = [f"layers.{n}" for n in range(current, min(current + share, layers))]
+        current += len(names)
+        parts.append((["tok_embeddings"] if i == 0 else []) + names + (["norm", "output"] if i == stages - 1 else []))
+    return parts
+
+
+def _torchtitan_model_parts(par, layers, pp):
+    """The modules of each virtual stage as pipeline_llm (v0.2.2) builds them: module_fqns_per_model_part where
+    given, else the generated split of ceil((layers + first_less + last_less) / layers_per_stage) virtual stages,
+    a multiple of pp, one per rank for 1F1B and at least two for a looped schedule. Every layer is in exactly one
+    stage, the embedding in the first and the output layer in the last."""
+    looped = par["pipeline_parallel_schedule"] != "1F1B"
+    if "module_fqns_per_model_part" in par:
+        parts = par["module_fqns_per_model_part"]
+    else:
+        # The keys' defaults in job_config.py: one layer less on the first and last stage.
+        first_less = par.get("pipeline_parallel_first_stage_less_layers", 1)
+        last_less = par.get("pipeline_parallel_last_stage_less_layers", 1)
+        stages = -(-(layers + first_less + last_less) // par["pipeline_parallel_layers_per_stage"])
+        assert stages % pp == 0, (stages, pp)
+        parts = _generated_model_parts(stages, layers, first_less, last_less)
+    per_rank = len(parts) // pp
+    assert len(parts) % pp == 0 and (per_rank >= 2 if looped else per_rank == 1), (len(parts), pp, looped)
+    flat = [name for part in parts for name in part]
+    assert flat == ["tok_embeddings"] + [f"layers.{n}" for n in range(layers)] + ["norm", "output"], flat
+    assert parts[0][0] == "tok_embeddings" and parts[-1][-2:] == ["norm", "output"]
+    return parts
+
+
 def torchtitan_layout(text, layers):
     job = tomllib.loads(text)
     par, training = job["parallelism"], job["training"]
@@ -131,19 +187,24 @@ def torchtitan_layout(text, layers):
     # (lab_core.parallelism.zero_stages); without one "never" is ZeRO-2, "always" ZeRO-3.
     zero = 0 if shard == 1 else 1 if pp > 1 else {"never": 2, "always": 3}[par["fsdp_reshard_after_forward"]]
     if pp > 1:
-        per_chunk = par["pipeline_parallel_layers_per_stage"]
-        first_less, last_less = par["pipeline_parallel_first_stage_less_layers"], par["pipeline_parallel_last_stage_less_layers"]
-        stages = (layers + first_less + last_less) // per_chunk
-        v, middle = stages // pp, per_chunk * (stages // pp)
-        first, last, micro = middle - first_less, middle - last_less, par["pipeline_parallel_microbatch_size"]
+        parts = _torchtitan_model_parts(par, layers, pp)
+        v = len(parts) // pp
+        # The "loop" placement: virtual stage i runs on pipeline rank i % pp.
+        per_rank = [sum(len([m for m in parts[c * pp + r] if m.startswith("layers.")]) for c in range(v))
+                    for r in range(pp)]
+        assert len(set(per_rank[1:-1])) <= 1, per_rank
+        first, last, micro = per_rank[0], per_rank[-1], par["pipeline_parallel_microbatch_size"]
         micro_batches = training["local_batch_size"] // micro
+        # A part with no module gets an optimizer with no parameters, which PyTorch refuses.
+        empty = sum(1 for part in parts if not part)
     else:
-        v, first, last, micro = 1, layers, layers, training["local_batch_size"]
+        v, first, last, micro, empty = 1, layers, layers, training["local_batch_size"], 0
         micro_batches = training["global_batch_size"] // (micro * replicate * shard)
     return {"tp": tp, "pp": pp, "dp": replicate * shard, "cp": par["context_parallel_degree"],
             "ep": par.get("expert_parallel_degree", 1), "zero": zero, "recompute": job["activation_checkpoint"]["mode"],
             "sequence_parallel": tp > 1, "micro_batch": micro, "interleave": v, "shard": shard if zero else replicate,
-            "first": first, "last": last, "batch": training["global_batch_size"], "micro_batches": micro_batches}, job
+            "first": first, "last": last, "batch": training["global_batch_size"], "micro_batches": micro_batches,
+            "empty_stages": empty}, job
 
 
 def deepspeed_layout(text, ranks):

@@ -76,6 +76,21 @@ CASES = [
                                                global_batch_tokens=16 * 1024 * 1024),
      Parallelism(tp=8, pp=16, dp=128, zero=1, sequence_parallel=True, micro_batch=1, interleave=8,
                  first_stage_layers=7, last_stage_layers=7)),
+    # An MoE at ZeRO-3 (DeepSpeed's MoE layers take stage 2 at most) with in-memory checkpoints (Megatron's local
+    # checkpoints, replicated across the 8 nodes in pairs).
+    ("moe-zero3-in-memory", _preset("mixtral-8x7b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 32768,
+                                    checkpoint_mode="in_memory"),
+     Parallelism(dp=64, ep=8, zero=3, micro_batch=1)),
+    # DeepSeek-V3's 61 layers as 5 + 8 x 6 + 8 over 4 chunks: torchtitan's generated split takes the first rank's
+    # 3 missing layers off its first chunk of 2, which it refuses, so each virtual stage's modules are named.
+    ("deepseek-v3-interleaved-uneven", _preset("deepseek-v3", gpus=512, gpu="h800_80gb",
+                                               global_batch_tokens=4096 * 4096, precision="fp8"),
+     Parallelism(pp=8, dp=64, ep=64, zero=1, micro_batch=1, interleave=4, first_stage_layers=5, last_stage_layers=8)),
+    # The same over 8 chunks on 8 stages: the first rank's embedding and 6 layers cannot fill 8 chunks.
+    ("deepseek-v3-empty-stage", _preset("deepseek-v3", gpus=2048, gpu="h800_80gb",
+                                        global_batch_tokens=4096 * 4096, precision="fp8"),
+     Parallelism(tp=8, pp=8, dp=32, ep=256, zero=1, sequence_parallel=True, micro_batch=1, interleave=8,
+                 first_stage_layers=6, last_stage_layers=7)),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -117,7 +132,7 @@ def test_megatron_flags_are_megatrons_and_read_back_to_the_plan(case, lang):
     assert got == {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep,
                    "zero": par.zero, "recompute": par.recompute, "sequence_parallel": par.sequence_parallel,
                    "micro_batch": par.micro_batch, "interleave": par.interleave,
-                   "shard": par.shard_ranks if par.zero == 1 else par.dp, "first": first, "last": last,
+                   "shard": par.shard_ranks if par.zero else par.dp, "first": first, "last": last,
                    "batch": workload.batch_sequences}
     assert flags["--seq-length"] == str(workload.seq_len) and flags["--num-layers"] == str(workload.shape.layers)
 
@@ -159,7 +174,14 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
             "interleave": par.interleave, "shard": par.shard_ranks if zero and par.dp > 1 else par.dp,
             "first": first if par.pp > 1 else workload.shape.layers,
             "last": last if par.pp > 1 else workload.shape.layers,
-            "batch": workload.batch_sequences, "micro_batches": micro_batches}
+            "batch": workload.batch_sequences, "micro_batches": micro_batches, "empty_stages": 0}
+    if par.pp > 1:
+        # A rank with fewer modules than chunks leaves a virtual stage empty (the embedding and the output layer
+        # are modules of the first and last rank's chunks): the job is refused, and a note says so.
+        v, middle = par.interleave, (workload.shape.layers - first - last) // max(1, par.pp - 2)
+        want["empty_stages"] = (max(0, v - 1 - first) + max(0, v - 1 - last)
+                                + (par.pp - 2) * max(0, v - middle))
+    assert ("torchtitan_empty_stage" in exported.notes) == (want["empty_stages"] > 0)
     assert got == want
     assert ("torchtitan_sequence_parallel" in exported.notes) == (par.tp > 1 and not par.sequence_parallel)
     assert job["training"]["seq_len"] == workload.seq_len
@@ -174,11 +196,13 @@ def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, 
     # "comment" is the one key of ours: DeepSpeed reads top-level keys by name and ignores the rest.
     assert toml_keys({k: v for k, v in config.items() if k != "comment"}) <= known
     _, _, micro_batches = _stages(workload, par)
-    # DeepSpeed's pipeline engine runs ZeRO-0 and 1 only, AutoTP ZeRO-2 at most: the file writes the nearest stage,
-    # with a note.
-    stage = 1 if par.pp > 1 and par.zero > 1 else 2 if par.tp > 1 and par.zero == 3 else par.zero
+    # DeepSpeed's pipeline engine runs ZeRO-0 and 1 only, AutoTP and MoE layers ZeRO-2 at most: the file writes the
+    # nearest stage, with a note.
+    moe = workload.shape.experts is not None
+    stage = 1 if par.pp > 1 and par.zero > 1 else 2 if (par.tp > 1 or moe) and par.zero == 3 else par.zero
     assert ("deepspeed_pipeline_zero" in exported.notes) == (par.pp > 1 and par.zero > 1)
     assert ("deepspeed_autotp_zero3" in exported.notes) == (par.pp == 1 and par.tp > 1 and par.zero == 3)
+    assert ("deepspeed_moe_zero3" in exported.notes) == (par.pp == 1 and par.tp == 1 and moe and par.zero == 3)
     # AutoTP without a pipeline; with one the tensor parallelism is the model's and a note says how.
     assert ("deepspeed_pipeline_tp" in exported.notes) == (par.pp > 1 and par.tp > 1)
     # DeepSpeed would count tensor- and context-parallel ranks in the batch check: the batch is left to it.
@@ -258,7 +282,9 @@ def test_choices_a_framework_cannot_express_are_notes_not_flags():
     workload = _preset("llama3-8b", gpus=128, gpu="h100_80gb", global_batch_tokens=256 * 8192)
     zero2_hybrid = Parallelism(dp=128, zero=2, dp_shard=16, micro_batch=2)
     megatron = export(zero2_hybrid, workload, "megatron", TEXTS["en"])
-    assert "megatron_no_hsdp" in megatron.notes and "--num-distributed-optimizer-instances" not in megatron.text
+    flags, _ = megatron_flags(megatron.text)
+    # Megatron-FSDP's hybrid mesh: 8 replicas of a 16-way shard.
+    assert flags["--num-distributed-optimizer-instances"] == "8" and flags["--data-parallel-sharding-strategy"] == "optim_grads"
     deepspeed = export(zero2_hybrid, workload, "deepspeed", TEXTS["en"])
     assert "deepspeed_partial_sharding" in deepspeed.notes and "mics_shard_size" not in deepspeed.text
     custom = export(Parallelism(tp=8, pp=1, dp=16), Workload(params=13e9, gpus=128, global_batch_tokens=512 * 2048),
@@ -340,9 +366,11 @@ def test_checkpoint_modes_become_each_frameworks_save_settings(mode):
     flags, _ = megatron_flags(megatron.text)
     steps = int(flags.get("--non-persistent-save-interval", flags["--save-interval"]))
     assert ("--async-save" in flags) == (mode == "async")
-    assert (flags.get("--non-persistent-ckpt-type") == "in_memory") == (mode == "in_memory")
+    # Megatron-LM refuses its listed "in_memory" type: host-memory local checkpoints, replicated one node away.
+    assert (flags.get("--non-persistent-ckpt-type") == "local") == (mode == "in_memory")
     if mode == "in_memory":
         assert int(flags["--save-interval"]) > steps and "megatron_in_memory" in megatron.notes
+        assert flags["--non-persistent-local-ckpt-dir"].startswith("/dev/shm/") and flags["--replication-jump"] == "8"
     job = tomllib.loads(export(par, workload, "torchtitan", TEXTS["en"]).text)
     assert job["checkpoint"]["interval"] == steps
     assert job["checkpoint"].get("async_mode", "disabled") == ("disabled" if mode == "blocking" else "async")
@@ -350,10 +378,27 @@ def test_checkpoint_modes_become_each_frameworks_save_settings(mode):
     assert ("deepspeed_checkpoint_" + mode in deepspeed.notes) == (mode != "blocking")
 
 
-def test_async_saves_with_megatron_fsdp_are_a_note_not_a_flag():
-    workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=256 * 8192, checkpoint_mode="async")
-    exported = export(Parallelism(dp=64, zero=3, micro_batch=1), workload, "megatron", TEXTS["en"])
-    assert "--async-save" not in megatron_flags(exported.text)[0] and "megatron_async_fsdp" in exported.notes
+@pytest.mark.parametrize("gpus, par", [
+    (64, Parallelism(dp=64, zero=3, micro_batch=1)),
+    # Sharded over the context-parallel ranks alone: still Megatron-FSDP.
+    (8, Parallelism(cp=8, dp=1, zero=3, micro_batch=1))])
+def test_async_saves_with_megatron_fsdp_are_a_note_not_a_flag(gpus, par):
+    workload = _preset("llama3-8b", gpus=gpus, gpu="h100_80gb", global_batch_tokens=256 * 8192,
+                       checkpoint_mode="async")
+    exported = export(par, workload, "megatron", TEXTS["en"])
+    flags, _ = megatron_flags(exported.text)
+    assert "--async-save" not in flags and "megatron_async_fsdp" in exported.notes
+    assert "--use-distributed-optimizer" in flags and flags["--ckpt-format"] == "fsdp_dtensor"
+
+
+@pytest.mark.parametrize("gpus, gpus_per_node, replicated", [(64, 8, True), (8, 8, False), (24, 8, False), (12, 8, False)])
+def test_in_memory_checkpoints_replicate_to_a_peer_node_only_where_nodes_pair(gpus, gpus_per_node, replicated):
+    workload = _preset("llama3-8b", gpus=gpus, gpus_per_node=gpus_per_node, gpu="h100_80gb",
+                       global_batch_tokens=384 * 8192, checkpoint_mode="in_memory")
+    exported = export(Parallelism(dp=gpus, zero=1, micro_batch=1), workload, "megatron", TEXTS["en"])
+    flags, _ = megatron_flags(exported.text)
+    assert flags["--non-persistent-ckpt-type"] == "local" and ("--replication" in flags) == replicated
+    assert ("megatron_in_memory_unreplicated" in exported.notes) == (not replicated)
 
 
 @pytest.mark.parametrize("dispatcher, overlap, par, flag_set, note", [
