@@ -20,7 +20,8 @@ from .notes import Notes, architecture_notes, header_lines
 
 FORMATS = ("megatron", "torchtitan", "deepspeed", "json")
 # Notes that mean the framework will not start the job as written (the lab's export panel warns of them).
-REFUSALS = frozenset(("torchtitan_too_few_micro_batches", "torchtitan_no_pipelining", "torchtitan_empty_stage"))
+REFUSALS = frozenset(("torchtitan_too_few_micro_batches", "torchtitan_no_pipelining", "torchtitan_empty_stage",
+                      "torchtitan_flex_context_parallel"))
 FILENAMES = {"megatron": "launch_megatron.sh", "torchtitan": "job.toml", "deepspeed": "ds_config.json",
              "json": "plan.json"}
 _RENDERERS = {"megatron": megatron.render, "torchtitan": torchtitan.render, "deepspeed": deepspeed.render}

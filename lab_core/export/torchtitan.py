@@ -34,7 +34,8 @@ same release. The mapping:
 - what torchtitan refuses or ignores is a note: DDP beside another mesh
   dimension (written as FSDP), a 1F1B pipeline with fewer micro-batches
   than stages (smaller micro-batches where the replica's sequences allow),
-  pipelining a model without a pipelining function, a virtual stage with no
+  pipelining a model without a pipelining function, context parallelism
+  for a model that attends with FlexAttention, a virtual stage with no
   module (a rank with fewer layers than chunks), FP8 expert GEMMs with
   a pipeline or context parallelism, and mixed precision without FSDP.
 - the loss: torchtitan's eager cross-entropy keeps more bytes per logit than
@@ -159,6 +160,9 @@ def _parallelism(f, notes):
 # torchtitan v0.2.2 models whose TrainSpec has no pipelining_fn (torchtitan/models/<name>/__init__.py):
 # train.py refuses pipeline parallelism for them.
 UNPIPELINED_MODELS = ("qwen3", "gpt_oss", "flux")
+# Models whose registered flavors attend with FlexAttention (attn_type "flex" in torchtitan/models/<name>/__init__.py
+# at v0.2.2); their model args refuse context parallelism, which supports SDPA only (deepseek_v3/model/args.py).
+FLEX_ATTENTION_MODELS = ("deepseek_v3",)
 
 
 def _model(f, notes):
@@ -174,6 +178,8 @@ def _model(f, notes):
                   flavor=flavor)
     if par.pp > 1 and name in UNPIPELINED_MODELS:
         notes.add("torchtitan_no_pipelining", name=name, pp=par.pp)
+    if par.cp > 1 and name in FLEX_ATTENTION_MODELS:
+        notes.add("torchtitan_flex_context_parallel", name=name, flavor=flavor, cp=par.cp)
     pairs = [("name", name), ("flavor", flavor)]
     if f.workload.precision == "fp8":
         converters = ["quantize.linear.float8"]

@@ -481,18 +481,25 @@ def test_megatron_flexible_layout_string(pp, v, first, middle, last, layout):
     # TP without data parallelism: no FSDP, so torchtitan runs no mixed precision.
     ("llama3-70b", Parallelism(tp=8, pp=16, dp=1, sequence_parallel=True, micro_batch=1),
      {"torchtitan_fp32_without_fsdp"}, False),
+    # DeepSeek-V3's registered flavors attend with FlexAttention, which its model refuses beside context parallelism.
+    ("deepseek-v3", Parallelism(tp=1, cp=2, pp=1, dp=128, ep=64, zero=3, micro_batch=1),
+     {"torchtitan_flex_context_parallel", "torchtitan_fp8_experts"}, False),
 ])
 def test_torchtitan_limits_of_its_models_and_fp8_are_notes(preset, par, notes, grouped):
     """torchtitan v0.2.2: train.py refuses pipelining a model without a pipelining function (qwen3);
     Float8GroupedMMConverter asserts no pipeline or context parallelism and quantizes only the fqns it
-    is given; maybe_enable_amp leaves mixed precision to FSDP, so TP/PP without it computes in fp32."""
+    is given; maybe_enable_amp leaves mixed precision to FSDP, so TP/PP without it computes in fp32;
+    DeepSeekV3ModelArgs.update_from_config refuses context parallelism with FlexAttention."""
     workload = _preset(preset, gpus=par.model_parallel * par.dp, gpu="h100_80gb", precision="fp8",
                        global_batch_tokens=512 * 4096 if preset != "llama3-70b" else 64 * 8192)
     for lang in LANGUAGES:
         exported = export(par, workload, "torchtitan", TEXTS[lang])
         job = tomllib.loads(exported.text)
-        limits = {"torchtitan_no_pipelining", "torchtitan_fp8_experts", "torchtitan_fp32_without_fsdp"}
+        limits = {"torchtitan_no_pipelining", "torchtitan_fp8_experts", "torchtitan_fp32_without_fsdp",
+                  "torchtitan_flex_context_parallel"}
         assert limits & set(exported.notes) == notes
+        # The refusals among them are what the lab's export panel warns of.
+        assert set(exported.refused) == notes & {"torchtitan_no_pipelining", "torchtitan_flex_context_parallel"}
         assert ("quantize.grouped_mm.float8" in job["model"].get("converters", [])) == grouped
         assert job.get("quantize", {}).get("grouped_mm", {}).get("float8", {}).get("fqns") == (["experts"] if grouped
                                                                                                 else None)
