@@ -109,7 +109,7 @@ def _pipeline(f, notes):
             # torchtitan builds one optimizer per model part (components/optimizer.py, OptimizersContainer) and
             # PyTorch's optimizers refuse an empty parameter list.
             notes.add("torchtitan_empty_stage", first=f.first_layers, last=f.last_layers, interleave=v,
-                      empty=sum(1 for part in parts if not part))
+                      empty=[bool(part) for part in parts].count(False))
         pairs.append(("module_fqns_per_model_part", parts))
     return pairs + [("pipeline_parallel_microbatch_size", _pipeline_micro_batch(f, notes))]
 
