@@ -55,7 +55,7 @@ from ..parallelism import RECOMPUTE_MODES, Parallelism, zero_stages
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
                      stage_activation_bytes, stage_state_bytes, sync_floor)
-from .shapes import needs_full, possible_classes, shape_classes
+from .shapes import leanest_classes, needs_full, possible_classes, shape_classes
 from .space import Grid, divisors, space_for
 from .staircase import Staircase
 from .stage import shape_stage, shape_stage_parts
@@ -158,6 +158,7 @@ class _Search:
         self.budget = budget
         self.floors = []
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
+        self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
         self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
@@ -211,8 +212,7 @@ class _Search:
         must still outscore every ranked plan strictly simpler (Staircase).
         The first pass asks for every shape's best but full_3d's, the second
         for full_3d's alone (hunting_full)."""
-        if not self.hunting_full and bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
-                simplest is None or bound_goodput > self.simpler.best_below(simplest)):
+        if self.in_tie_band(bound_goodput, simplest):
             return True
         for stage in stages:
             if (stage == "full_3d") != self.hunting_full:
@@ -221,6 +221,12 @@ class _Search:
             if score > self.stage_best.get(stage, -1.0):
                 return True
         return False
+
+    def in_tie_band(self, bound_goodput, simplest=None):
+        """In the first pass, could a plan with this optimistic score (none simpler than
+        `simplest`) be chosen: reach the tie band and outscore every strictly simpler one?"""
+        return not self.hunting_full and bound_goodput >= self.best * (1.0 - TIE_TOLERANCE) and (
+            simplest is None or bound_goodput > self.simpler.best_below(simplest))
 
     def worth(self, bound_goodput, stage, key):
         """Could a plan with this optimistic score still matter? It must beat the
@@ -514,8 +520,14 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     per_step = run.goodput_per_step
     while heap:
         floor_s, grid, largest, shared, level = heapq.heappop(heap)
-        worth = run.worth_any(per_step / floor_s, shape_classes(grid), None,
-                              _simplest(grid, choices, choices.interleave or 1))
+        simplest = _simplest(grid, choices, choices.interleave or 1)
+        classes = shape_classes(grid)
+        worth = run.worth_any(per_step / floor_s, classes, None, simplest)
+        if (worth and not run.hunting_full and "tensor_pipeline" in classes
+                and not run.in_tie_band(per_step / floor_s, simplest)):
+            # Worth it for tensor_pipeline's best alone (the first pass), which a grid whose
+            # leanest plan recomputes fully has no plan of (shapes.leanest_classes).
+            worth = _leanest_classes(run, grid, choices) == classes
         if level == _FINAL or not worth:
             run.tightest[grid] = (floor_s, grid, largest, shared)
         if not worth:
@@ -570,6 +582,14 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
 # largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
 # of ZeRO stage (_grid_floor), or StepBound's.
 _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
+
+
+def _leanest_classes(run, grid, choices):
+    """shapes.leanest_classes of the grid, once per grid (run.classes)."""
+    found = run.classes.get(grid)
+    if found is None:
+        found = run.classes[grid] = leanest_classes(run, grid, choices)
+    return found
 
 
 def _fits_at_all(run, grid, choices):

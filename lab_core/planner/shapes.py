@@ -37,6 +37,21 @@ def possible_classes(run, grid, choices, largest):
     at v = 2 and least without interleaving; so if the mode before "full" fits
     there, it fits for every plan, and if it overflows the leanest plan (the
     most sharded stage, the smallest micro-batch, no interleaving), every plan."""
+    classes = leanest_classes(run, grid, choices)
+    if classes != ("tensor_pipeline", "full_3d"):
+        return classes
+    zeros = choices.zeros(grid)
+    v = choices.interleave or (2 if grid.pp > 1 else 1)
+    if needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[0]), largest, v):
+        return classes
+    return ("tensor_pipeline",)
+
+
+def leanest_classes(run, grid, choices):
+    """shape_classes less tensor_pipeline when the grid's leanest plan (the most sharded
+    ZeRO stage, the smallest micro-batch, the least interleaving) must recompute fully:
+    then every plan of it does (possible_classes). Needs no largest micro-batch, so the
+    search asks it before it looks for one."""
     classes = shape_classes(grid)
     if "full_3d" not in classes:
         return classes
@@ -44,7 +59,4 @@ def possible_classes(run, grid, choices, largest):
     smallest = choices.micro_batches(run.ctx.batch_sequences // grid.dp)[0]
     if needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[-1]), smallest, choices.interleave or 1):
         return ("full_3d",)
-    v = choices.interleave or (2 if grid.pp > 1 else 1)
-    if needs_full(run, grid, choices, stage_state_bytes(run.ctx, grid, zeros[0]), largest, v):
-        return classes
-    return ("tensor_pipeline",)
+    return classes

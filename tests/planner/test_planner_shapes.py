@@ -1,5 +1,5 @@
-"""shapes.possible_classes: the shapes a grid's plans can have, which the search uses to
-skip a grid that cannot beat a shape's best. Checked against the memory of every plan of
+"""shapes.possible_classes and leanest_classes: the shapes a grid's plans can have, which
+the search uses to skip a grid that cannot beat a shape's best. Checked against the memory of every plan of
 the grid (bounds.plan_memory, evaluate()'s figure exactly; test_planner_bounds.py)."""
 import random
 
@@ -7,7 +7,7 @@ import pytest
 
 from lab_core.planner import search
 from lab_core.planner.bounds import plan_memory
-from lab_core.planner.shapes import possible_classes
+from lab_core.planner.shapes import leanest_classes, possible_classes, shape_classes
 from lab_core.planner.space import space_for
 from planner_random import random_workload
 
@@ -52,3 +52,30 @@ def test_possible_classes_hold_every_plan_of_the_grid(seed):
                 seen["split_only"] += 1
             checked += 1
     assert seen["full_only"] >= 5 and seen["split_only"] >= 5, seen
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_leanest_classes_hold_every_plan_of_the_grid(seed):
+    """Asked before any micro-batch is known to fit (the search's first floors): a grid it
+    classes full_3d only has no plan that fits without full recompute, and the others keep
+    every shape of the grid; both kinds occur."""
+    rng = random.Random(100 + seed)
+    seen = {"full_only": 0, "both": 0}
+    checked = 0
+    while checked < 400:
+        w, _ = random_workload(rng, [8, 16, 64, 128, 512], long_share=0.5)
+        run = search._Search(w, None)
+        choices = search.Choices(run.ctx, None)
+        for grid in space_for(w).layouts(w.gpus)[:10]:
+            sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+            if not sizes or not choices.zeros(grid) or grid.tp * grid.cp * grid.pp * grid.ep == 1:
+                continue
+            classes = leanest_classes(run, grid, choices)
+            if classes == ("full_3d",):
+                assert set(_least_modes(run, grid, choices)) <= {"full"}
+                seen["full_only"] += 1
+            else:
+                assert classes == shape_classes(grid)
+                seen["both"] += 1
+            checked += 1
+    assert seen["full_only"] >= 5 and seen["both"] >= 5, seen
