@@ -520,14 +520,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     per_step = run.goodput_per_step
     while heap:
         floor_s, grid, largest, shared, level = heapq.heappop(heap)
-        simplest = _simplest(grid, choices, choices.interleave or 1)
-        classes = shape_classes(grid)
-        worth = run.worth_any(per_step / floor_s, classes, None, simplest)
-        if (worth and not run.hunting_full and "tensor_pipeline" in classes
-                and not run.in_tie_band(per_step / floor_s, simplest)):
-            # Worth it for tensor_pipeline's best alone (the first pass), which a grid whose
-            # leanest plan recomputes fully has no plan of (shapes.leanest_classes).
-            worth = _leanest_classes(run, grid, choices) == classes
+        worth = _grid_worth(run, grid, choices, per_step / floor_s)
         if level == _FINAL or not worth:
             run.tightest[grid] = (floor_s, grid, largest, shared)
         if not worth:
@@ -582,6 +575,19 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
 # largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
 # of ZeRO stage (_grid_floor), or StepBound's.
 _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
+
+
+def _grid_worth(run, grid, choices, bound_goodput):
+    """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
+    matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
+    its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
+    simplest = _simplest(grid, choices, choices.interleave or 1)
+    classes = shape_classes(grid)
+    if not run.worth_any(bound_goodput, classes, None, simplest):
+        return False
+    if run.hunting_full or "tensor_pipeline" not in classes or run.in_tie_band(bound_goodput, simplest):
+        return True
+    return _leanest_classes(run, grid, choices) == classes
 
 
 def _leanest_classes(run, grid, choices):
