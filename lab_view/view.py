@@ -296,8 +296,9 @@ def decision_items(plan, catalog):
         # The parallelism option names tp / pp / dp; {extras} adds CP and EP.
         numbers["extras"] = grid_extras(plan["parallelism"], catalog) if decision["option"] != "cp" else ""
         if decision["id"] == "interconnect" and "fabric_traffic" in decision["numbers"]:
-            parts = [texts["fabric_traffic"][part] for part in decision["numbers"]["fabric_traffic"]]
-            numbers["fabric_traffic"] = _listed(parts, texts["fabric_traffic_separator"], texts["fabric_traffic_last"])
+            for link in ("fabric_traffic", "nvlink_traffic"):
+                parts = [texts["fabric_traffic"][part] for part in decision["numbers"][link]]
+                numbers[link] = _listed(parts, texts["fabric_traffic_separator"], texts["fabric_traffic_last"])
         why = texts["reasons"][decision["reason"]].format_map(numbers)
         if decision["id"] == "parallelism" and decision["option"] != "nothing_fits":
             # What sharing each sequence saves against what its K/V exchange costs.

@@ -4,8 +4,8 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
-from ..step_time import context_parallel_span, pipeline_span
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
+from .links import exposed_by_link, fabric_traffic, nvlink_traffic
 from .meters import model_state_bytes
 
 DECISIONS = ("parallelism", "gradient_sync", "activation_memory", "checkpointing", "data_pipeline",
@@ -272,37 +272,21 @@ def data_pipeline(ctx):
     return _entry("data_pipeline", option, reason, numbers)
 
 
-def fabric_traffic(par, dp_link, gpus_per_node):
-    """What crosses the fabric between nodes, in the order the page lists it, each
-    by the link the model times it on: the gradient sync of the dp x cp ranks
-    (sync.py's link; with ZeRO-3 the weight gathers too), the context-parallel
-    exchange once its ranks outgrow a node (step_time.context_parallel_span), the
-    expert all-to-all once ep does (step_time.expert_alltoall_times) and pipeline
-    sends once the grid does (step_time.pipeline_span)."""
-    traffic = []
-    if dp_link == "inter_node":
-        traffic.append("sync_zero3" if par.zero == 3 else "sync")
-    if par.cp > 1 and context_parallel_span(par.tp, par.cp) > gpus_per_node:
-        traffic.append("cp")
-    if par.ep > gpus_per_node:
-        traffic.append("ep")
-    if par.pp > 1 and pipeline_span(par.tp, par.cp, par.dp, par.pp) > gpus_per_node:
-        traffic.append("pp")
-    return traffic
-
-
 def interconnect(ctx):
     """Where each collective runs: TP on NVLink inside a node (arXiv:2104.04473
     Sec 3.2); what else crosses the nodes (fabric_traffic) on the fabric."""
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     nodes = -(-ctx.gpus_used // wctx.gpus_per_node)
     traffic = fabric_traffic(par, r.dp_link, wctx.gpus_per_node)
+    exposed = exposed_by_link(par, r, wctx.gpus_per_node)
     if ctx.gpus_used == 1:
         option, reason = "none", "single_gpu"
     elif nodes == 1:
         option, reason = "nvlink_node", "fits_in_one_node"
     elif ctx.meters["comms"]["level"] == "critical":
-        option, reason = "nvlink_plus_fabric", "fabric_bound"
+        # Name the largest part of the waiting: the fabric, NVLink or the bubble.
+        option = "nvlink_plus_fabric"
+        reason = _waiting_reason(exposed)
     else:
         # Name only the traffic this plan has on the fabric.
         option = "nvlink_plus_fabric"
@@ -317,11 +301,25 @@ def interconnect(ctx):
         "pp_p2p_s": r.pp_p2p_s,
         "dp_link": r.dp_link,
         "fabric_traffic": traffic,
+        "nvlink_traffic": nvlink_traffic(par, r.dp_link, wctx.gpus_per_node),
+        "fabric_exposed_s": exposed[0],
+        "nvlink_exposed_s": exposed[1],
+        "bubble_s": exposed[2],
         "comms_ratio": ctx.meters["comms"]["ratio"],
     }
     if not ctx.fits:
         return _no_plan("interconnect", numbers)
     return _entry("interconnect", option, reason, numbers)
+
+
+def _waiting_reason(exposed):
+    """The interconnect reason when communication and bubble dominate the step: by the
+    largest of (fabric, NVLink, bubble) waiting (links.exposed_by_link); a tie goes to
+    the fabric, then NVLink."""
+    fabric, nvlink, bubble = exposed
+    if fabric >= nvlink and fabric >= bubble:
+        return "fabric_bound"
+    return "nvlink_bound" if nvlink >= bubble else "bubble_bound"
 
 
 def decisions(ctx):

@@ -6,6 +6,7 @@ PARALLELISM_OPTION_PARTS (e.g. "tp_pp_dp_zero1"); see decisions.parallelism.
 """
 from .decisions import DECISIONS
 from .diagram import PARTS
+from .links import TRAFFIC
 from .meters import LEVELS, METERS, labels
 from .stage import STAGES
 
@@ -36,12 +37,12 @@ DECISION_REASONS = {
                       "near_optimum", "snapshot_beats_blocking", "gain_immaterial", "blocking_pauses_training",
                       "memory_recovery_faster", "replication_slower_than_storage", "nothing_fits"),
     "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
-    "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "tp_on_nvlink_rest_on_fabric",
-                     "spans_nodes", "nothing_fits"),
+    "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "nvlink_bound", "bubble_bound",
+                     "tp_on_nvlink_rest_on_fabric", "spans_nodes", "nothing_fits"),
 }
 
-# What the interconnect decision lists on the fabric (decisions.fabric_traffic).
-FABRIC_TRAFFIC = ("sync", "sync_zero3", "cp", "ep", "pp")
+# What the interconnect decision lists on the fabric or on NVLink (links.TRAFFIC).
+FABRIC_TRAFFIC = TRAFFIC
 
 ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_step", "lower_goodput")
 

@@ -206,6 +206,67 @@ def test_every_plan_across_nodes_names_some_traffic_on_the_fabric():
     assert seen == {"sync", "sync_zero3", "cp", "ep", "pp"}
 
 
+_EXPOSED_BY_KIND = {"tp": ("tp_comm_s",), "sync": ("dp_comm_s", "zero_comm_s"), "sync_zero3": ("dp_comm_s", "zero_comm_s"),
+                    "cp": ("cp_comm_s",), "ep": ("ep_comm_s",), "pp": ("pp_p2p_s",)}
+
+
+def _exposed_on(time, kinds):
+    return sum(time[field] for kind in kinds for field in _EXPOSED_BY_KIND[kind])
+
+
+def test_when_communication_dominates_the_interconnect_names_its_largest_part():
+    """The comms meter at "dominates the step" counts exposed traffic and the bubble; the
+    interconnect sentence then blames the largest of the three places the step waits: the
+    fabric, NVLink, or the bubble (no link at all). The traffic lists split every kind of
+    traffic the plan has between the two links, and the three parts add up to the meter's
+    waiting time. Over the bench workloads and pinned layouts of them, each reason occurs."""
+    from planner_cases import PLANNER_CASES
+
+    seen = set()
+    for case in PLANNER_CASES:
+        for pins in ({}, {"tp": 8}, {"pp": 1}):
+            answer = plan_json(case, pins)
+            if "plan" not in answer or not answer["plan"]["fits"]:
+                continue
+            plan = answer["plan"]
+            interconnect = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+            numbers, time = interconnect["numbers"], plan["report"]["time"]
+            if interconnect["reason"] not in ("fabric_bound", "nvlink_bound", "bubble_bound", "spans_nodes",
+                                              "tp_on_nvlink_rest_on_fabric"):
+                continue
+            assert not set(numbers["fabric_traffic"]) & set(numbers["nvlink_traffic"])
+            fabric = _exposed_on(time, numbers["fabric_traffic"])
+            nvlink = _exposed_on(time, numbers["nvlink_traffic"])
+            assert numbers["fabric_exposed_s"] == pytest.approx(fabric, abs=1e-12)
+            assert numbers["nvlink_exposed_s"] == pytest.approx(nvlink, abs=1e-12)
+            assert numbers["bubble_s"] == time["pipeline_bubble_s"]
+            waiting = plan["meters"]["comms"]["ratio"] * time["step_s"]
+            assert fabric + nvlink + numbers["bubble_s"] == pytest.approx(waiting, rel=1e-9)
+            if plan["meters"]["comms"]["level"] != "critical":
+                assert interconnect["reason"] in ("spans_nodes", "tp_on_nvlink_rest_on_fabric")
+                continue
+            largest = max((fabric, "fabric_bound"), (nvlink, "nvlink_bound"), (numbers["bubble_s"], "bubble_bound"),
+                          key=lambda part: part[0])
+            assert interconnect["reason"] == largest[1], (case, pins, fabric, nvlink, numbers["bubble_s"])
+            seen.add(interconnect["reason"])
+    assert seen == {"fabric_bound", "nvlink_bound", "bubble_bound"}
+
+
+def test_deepseek_v3_waits_on_nvlink_not_on_the_fabric():
+    """DeepSeek-V3's shape on 2,048 H800 (BF16, the default 200 Gb/s fabric): the lab's plan keeps tensor parallelism and the expert
+    all-to-all inside a node; they, not the gradient sync on the fabric, are most of the
+    exposed time, and the sentence says so instead of calling the fabric the bottleneck."""
+    plan = plan_json(dict(params=671e9, layers=61, hidden=7168, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
+                          shared_experts=1, dense_layers=3, gpus=2048, gpu="h800_80gb", seq_len=4096,
+                          global_batch_tokens=62914560))["plan"]
+    interconnect = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+    numbers = interconnect["numbers"]
+    assert plan["meters"]["comms"]["level"] == "critical"
+    assert interconnect["reason"] == "nvlink_bound", numbers
+    assert numbers["nvlink_exposed_s"] > 2 * numbers["fabric_exposed_s"]
+    assert "tp" in numbers["nvlink_traffic"] and "sync" in numbers["fabric_traffic"]
+
+
 def test_the_diagram_never_spreads_a_sync_group_over_more_nodes_than_it_has_ranks():
     """The collective fabric's label counts the ranks of one gradient sync and the nodes that
     group spans (DeepSeek-V3's 128 ranks at TP 1 fill 16 nodes, not the run's 256): never more

@@ -83,6 +83,32 @@ def test_interconnect_sentence_lists_what_crosses_the_fabric(catalogs, lang):
         assert (texts["fabric_traffic_last"] in why) == (len(traffic) > 1)
 
 
+# DeepSeek-V3's shape as the lab's sliders and advanced inputs give it (BF16, the default fabric).
+DEEPSEEK_V3_SHAPE = dict(params=671e9, layers=61, hidden=7168, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
+                         shared_experts=1, dense_layers=3, gpus=2048, gpu="h800_80gb", seq_len=4096,
+                         global_batch_tokens=62914560)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_interconnect_sentence_names_where_the_step_waits(catalogs, lang):
+    """A plan whose step waits most on NVLink (DeepSeek-V3's shape on 2,048 H800) or on the bubble
+    (a deep pipeline over few sequences) says so in each language: the traffic on each link
+    in the catalog's words, the seconds, no placeholder left."""
+    catalog = catalogs[lang]
+    texts = catalog["decisions"]["interconnect"]
+    cases = ((DEEPSEEK_V3_SHAPE, "nvlink_bound"),
+             ({"params": 70e9, "gpus": 512, "gpu": "h100_80gb", "seq_len": 4096, "global_batch_tokens": 2 ** 17},
+              "bubble_bound"))
+    for inputs, reason in cases:
+        plan = recommend(Workload(**inputs)).to_dict()
+        decision = next(d for d in plan["decisions"] if d["id"] == "interconnect")
+        assert decision["reason"] == reason, decision["numbers"]
+        why = next(i["why"] for i in decision_items(plan, catalog) if i["id"] == "interconnect")
+        assert "{" not in why and why.startswith(texts["reasons"][reason].split("{")[0])
+        for link in ("fabric_traffic", "nvlink_traffic") if reason == "nvlink_bound" else ("fabric_traffic",):
+            assert all(texts["fabric_traffic"][part] in why for part in decision["numbers"][link]), link
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_id_the_planner_emits_has_words_in_each_catalog(catalogs, lang):
     """vocabulary() is what the catalogs must cover: each decision's options and reasons,
