@@ -358,8 +358,12 @@ def _alternatives(plan, catalog):
     return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+# What content/rules.yaml's ``applies`` may name (the build refuses any other id).
+PLAN_FEATURES = ("tp", "pp", "dp", "cp", "ep", "zero", "recompute", "activation", "checkpoint", "at_scale")
+
+
 def plan_features(plan):
-    """Which rules apply: the plan's features as ids (see content/rules.yaml ``applies``)."""
+    """Which rules apply: the plan's features as ids (PLAN_FEATURES; content/rules.yaml ``applies``)."""
     par = plan["parallelism"]
     features = set()
     if par["tp"] > 1:
@@ -368,6 +372,10 @@ def plan_features(plan):
         features.add("pp")
     if par["dp"] > 1:
         features.add("dp")
+    if par.get("cp", 1) > 1:
+        features.add("cp")
+    if par.get("ep", 1) > 1:
+        features.add("ep")
     if par["zero"] > 0:
         features.add("zero")
     if par["recompute"] != "none":

@@ -113,6 +113,53 @@ def data_parallel():
     }
 
 
+def context_parallel():
+    """Llama 3 405B's 128K stage as its scenario lays it out: one layer's activations of one
+    sequence on a GPU with and without splitting it over the context-parallel ranks
+    (lab_core.activations.per_layer_bytes, linear in the tokens with flash attention), and the
+    K/V exchange all-gathered as the run did (arXiv:2407.21783 Sec 3.3.2) or passed around
+    Megatron-Core's ring (lab_core.step_time.context_parallel_times)."""
+    from .tutorial_values.common import evaluate
+    from .tutorial_values.scenario_runs import published_run
+    workload, layout = published_run("llama3-405b-128k")
+    w, r = evaluate(workload, **layout)
+    _, ring = evaluate(dict(workload, cp_all_gather=False), **layout)
+    sh, t, cp = w.shape, layout["tp"], layout["cp"]
+
+    def layer_bytes(tokens):
+        return activations.per_layer_bytes(tokens, 1, sh.hidden, sh.heads, t, True, "none", True,
+                                           ffn_hidden=sh.ffn_hidden, kv_ratio=sh.kv_ratio, dropout=w.dropout)
+
+    return {
+        "seq": (w.seq_len, "count"), "gpus": (w.gpus, "count"),
+        "tp": (t, "count"), "cp": (cp, "count"), "pp": (layout["pp"], "count"),
+        "layer_act": (layer_bytes(w.seq_len), "bytes"), "layer_act_cp": (layer_bytes(w.seq_len // cp), "bytes"),
+        "cp_total": (r.cp_comm_total_s, "duration"), "cp_exposed": (r.cp_comm_s, "duration"),
+        "step": (r.step_s, "duration"), "ring_exposed": (ring.cp_comm_s, "duration"),
+    }
+
+
+def expert_parallel():
+    """DeepSeek-V3's published run (its scenario's layout), and the same layout without
+    expert parallelism (lab_core.moe, step_time.expert_alltoall_times)."""
+    from .tutorial_values.common import evaluate
+    from .tutorial_values.scenario_runs import published_run
+    workload, layout = published_run("deepseek-v3")
+    w, r = evaluate(workload, **layout)
+    _, no_ep = evaluate(workload, **dict(layout, ep=1))
+    experts = w.shape.experts
+    return {
+        "params": (w.shape.params, "params"), "active": (w.shape.active_params, "params"),
+        "tp": (layout["tp"], "count"), "pp": (layout["pp"], "count"), "dp": (layout["dp"], "count"),
+        "ep": (layout["ep"], "count"), "experts": (experts.count, "count"),
+        "experts_per_gpu": (experts.count // layout["ep"], "count"),
+        "mem": (r.memory_bytes, "bytes"), "no_ep_mem": (no_ep.memory_bytes, "bytes"),
+        "device": (w.gpu_memory_bytes, "bytes"),
+        "ep_total": (r.ep_comm_total_s, "duration"), "ep_exposed": (r.ep_comm_s, "duration"),
+        "step": (r.step_s, "duration"),
+    }
+
+
 EXAMPLES = {
     "tensor_parallel": tensor_parallel,
     "zero": zero,
@@ -122,4 +169,6 @@ EXAMPLES = {
     "checkpoint_interval": checkpoint_interval,
     "failures": failures_example,
     "data_parallel": data_parallel,
+    "context_parallel": context_parallel,
+    "expert_parallel": expert_parallel,
 }

@@ -74,3 +74,43 @@ def test_search_index_holds_both_languages_and_segments_chinese(built_site):
     assert any(loc.startswith("zh/") for loc in locations) and any(not loc.startswith("zh/") for loc in locations)
     chinese_text = " ".join(doc["text"] for doc in index["docs"] if doc["location"].startswith("zh/"))
     assert "\u200b" in chinese_text  # jieba's word boundaries, matched by the search separator
+
+
+def test_a_rule_that_applies_to_an_unknown_feature_stops_the_build(monkeypatch, tmp_path):
+    """A contributor's typo in ``applies`` would hide the rule from every lab plan: the build
+    names the rule, the word and the features the lab knows."""
+    from labsite.errors import BuildError
+    from labsite.pages import rules as rules_page
+
+    text = rules_page.RULES_FILE.read_text(encoding="utf-8").replace("applies: [ep]", "applies: [experts]")
+    bad = tmp_path / "rules.yaml"
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(rules_page, "RULES_FILE", bad)
+    with pytest.raises(BuildError) as error:
+        rules_page.load_rules()
+    message = str(error.value)
+    assert "rule expert_parallel" in message and "'experts' is not a plan feature" in message
+    assert "allowed: tp, pp, dp, cp, ep" in message
+
+
+def test_context_and_expert_parallel_rules_reach_the_lab_plans_that_use_them():
+    """The lab lists the context-parallel rule beside a plan with CP > 1 and the expert-parallel
+    rule beside one with EP > 1 (lab_view.view.plan_features), and their examples say what the
+    rules claim: the split sequence keeps 1/cp of a layer's activations; the ring exposes less
+    than the all-gather; without expert parallelism DeepSeek-V3's layout would not fit a GPU."""
+    from labsite.examples import EXAMPLES
+    from lab_view.view import plan_features
+
+    rules = {rule["id"]: rule for rule in load_rules()}
+    assert rules["context_parallel"]["applies"] == ["cp"] and rules["expert_parallel"]["applies"] == ["ep"]
+    base = {"tp": 8, "pp": 1, "dp": 1, "zero": 0, "recompute": "none"}
+    plan = {"parallelism": dict(base, cp=16, ep=8), "meters": {"activation": {"level": "ok"}},
+            "checkpoint": {"interruptions_per_day": 0}, "gpus": {"used": 128}, "stage": "full_3d"}
+    assert {"cp", "ep"} <= plan_features(plan)
+    assert not {"cp", "ep"} & plan_features(dict(plan, parallelism=base))
+    cp = EXAMPLES["context_parallel"]()
+    assert cp["layer_act"][0] == pytest.approx(cp["cp"][0] * cp["layer_act_cp"][0])
+    assert cp["ring_exposed"][0] < cp["cp_exposed"][0] == pytest.approx(cp["cp_total"][0])
+    ep = EXAMPLES["expert_parallel"]()
+    assert ep["mem"][0] < ep["device"][0] < ep["no_ep_mem"][0]
+    assert ep["experts_per_gpu"][0] * ep["ep"][0] == ep["experts"][0]

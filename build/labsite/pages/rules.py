@@ -4,6 +4,7 @@ import string
 
 from lab_view import format_quantity
 from lab_view.chinese import tighten
+from lab_view.view import PLAN_FEATURES
 
 from ..bilingual import load_yaml, require_languages
 from ..errors import BuildError
@@ -34,6 +35,10 @@ def load_rules():
         for key in ("name", "id", "where", "url"):
             if not rule.get("source", {}).get(key):
                 raise BuildError(where, f"source.{key} is required: every rule cites its primary source")
+        unknown = [feature for feature in rule.get("applies") or [] if feature not in PLAN_FEATURES]
+        if unknown or not rule.get("applies"):
+            raise BuildError(where, f"applies: {', '.join(map(repr, unknown)) or 'nothing'} is not a plan feature "
+                                    f"(allowed: {', '.join(PLAN_FEATURES)})")
         if rule["example"] not in EXAMPLES:
             raise BuildError(where, f"example {rule['example']!r} is not defined (allowed: {', '.join(sorted(EXAMPLES))})")
         rule["values"] = EXAMPLES[rule["example"]]()
