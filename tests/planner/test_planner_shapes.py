@@ -27,30 +27,39 @@ def _least_modes(run, grid, choices):
     return out
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_possible_classes_hold_every_plan_of_the_grid(seed):
-    """A grid classed full_3d only has no plan that fits without full recompute; one classed
-    tensor_pipeline only has none that needs it; both kinds occur."""
-    rng = random.Random(seed)
-    seen = {"full_only": 0, "split_only": 0}
-    checked = 0
-    while checked < 400:
+def _split_grids(rng):
+    """(run, choices, grid) of the first grids of random workloads that split the model
+    (tp, cp, pp or ep above 1), without end."""
+    while True:
         w, _ = random_workload(rng, [8, 16, 64, 128, 512], long_share=0.5)
         run = search._Search(w, None)
         choices = search.Choices(run.ctx, None)
         for grid in space_for(w).layouts(w.gpus)[:10]:
-            largest = search._largest_micro_batch(run, grid, choices)
-            if largest is None or grid.tp * grid.cp * grid.pp * grid.ep == 1:
-                continue
-            classes = possible_classes(run, grid, choices, largest)
-            modes = _least_modes(run, grid, choices)
-            if classes == ("full_3d",):
-                assert set(modes) == {"full"}
-                seen["full_only"] += 1
-            elif classes == ("tensor_pipeline",):
-                assert "full" not in modes
-                seen["split_only"] += 1
-            checked += 1
+            if grid.tp * grid.cp * grid.pp * grid.ep > 1:
+                yield run, choices, grid
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_possible_classes_hold_every_plan_of_the_grid(seed):
+    """A grid classed full_3d only has no plan that fits without full recompute; one classed
+    tensor_pipeline only has none that needs it; both kinds occur."""
+    seen = {"full_only": 0, "split_only": 0}
+    checked = 0
+    for run, choices, grid in _split_grids(random.Random(seed)):
+        largest = search._largest_micro_batch(run, grid, choices)
+        if largest is None:
+            continue
+        classes = possible_classes(run, grid, choices, largest)
+        modes = _least_modes(run, grid, choices)
+        if classes == ("full_3d",):
+            assert set(modes) == {"full"}
+            seen["full_only"] += 1
+        elif classes == ("tensor_pipeline",):
+            assert "full" not in modes
+            seen["split_only"] += 1
+        checked += 1
+        if checked == 400:
+            break
     assert seen["full_only"] >= 5 and seen["split_only"] >= 5, seen
 
 
@@ -59,23 +68,19 @@ def test_leanest_classes_hold_every_plan_of_the_grid(seed):
     """Asked before any micro-batch is known to fit (the search's first floors): a grid it
     classes full_3d only has no plan that fits without full recompute, and the others keep
     every shape of the grid; both kinds occur."""
-    rng = random.Random(100 + seed)
     seen = {"full_only": 0, "both": 0}
     checked = 0
-    while checked < 400:
-        w, _ = random_workload(rng, [8, 16, 64, 128, 512], long_share=0.5)
-        run = search._Search(w, None)
-        choices = search.Choices(run.ctx, None)
-        for grid in space_for(w).layouts(w.gpus)[:10]:
-            sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
-            if not sizes or not choices.zeros(grid) or grid.tp * grid.cp * grid.pp * grid.ep == 1:
-                continue
-            classes = leanest_classes(run, grid, choices)
-            if classes == ("full_3d",):
-                assert set(_least_modes(run, grid, choices)) <= {"full"}
-                seen["full_only"] += 1
-            else:
-                assert classes == shape_classes(grid)
-                seen["both"] += 1
-            checked += 1
+    for run, choices, grid in _split_grids(random.Random(100 + seed)):
+        if not choices.micro_batches(run.ctx.batch_sequences // grid.dp) or not choices.zeros(grid):
+            continue
+        classes = leanest_classes(run, grid, choices)
+        if classes == ("full_3d",):
+            assert set(_least_modes(run, grid, choices)) <= {"full"}
+            seen["full_only"] += 1
+        else:
+            assert classes == shape_classes(grid)
+            seen["both"] += 1
+        checked += 1
+        if checked == 400:
+            break
     assert seen["full_only"] >= 5 and seen["both"] >= 5, seen
