@@ -434,13 +434,21 @@ def _stage(plan, catalog):
         else:
             text = _no_fit(plan, catalog)
         return {"id": "no_fit", "title": texts["nofit_title"].format(gpus=_gpus_text(plan["gpus"]["requested"], catalog)),
-                "text": text, "target": no_fit.get("min_gpus_stage") or ""}
+                "qualifier": "", "text": text, "target": no_fit.get("min_gpus_stage") or ""}
     stage_texts = catalog["stages"][plan["stage"]]
     # The full-3D stage is named for the recompute it usually needs; a plan whose
     # activations fit without it is not called "with activation checkpointing".
     plain = plan["parallelism"]["recompute"] == "none" and "title_no_recompute" in stage_texts
     return {"id": plan["stage"], "title": stage_texts["title_no_recompute" if plain else "title"],
+            "qualifier": _shape_qualifier(plan["parallelism"], catalog["lab"]["shape_qualifiers"]),
             "text": plan_sentences(plan["parallelism"], catalog["lab"]["plan_text"]), "target": ""}
+
+
+def _shape_qualifier(par, texts):
+    """What the path's stage names leave out: a long-context plan (context parallelism) and a
+    mixture of experts split by expert parallelism, each with its degree ("" for neither)."""
+    parts = [texts[dim].format(**{dim: par[dim]}) for dim in ("cp", "ep") if par.get(dim, 1) > 1]
+    return texts["separator"].join(parts)
 
 
 def _thresholds(catalog):

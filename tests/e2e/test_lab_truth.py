@@ -196,6 +196,26 @@ def test_shape_and_meters_stay_in_view_while_a_slider_moves(browser, base_url, v
     context.close()
 
 
+MOE = ("?params=671000000000&layers=61&hidden=7168&experts=256&experts_per_token=8&expert_ffn_hidden=3072"
+       "&shared_experts=1&dense_layers=3&gpus=2048&gpu=h800_80gb&seq_len=4096&global_batch_tokens=62914560")
+QUALIFIER = {"en": r"\+ mixture of experts \(expert parallel × (\d+)\)", "zh": r"\+ mixture of experts（expert parallel × (\d+)）"}
+NVLINK_BOUND = {"en": "the largest part on NVLink inside the nodes", "zh": "其中最大的一块在节点内的 NVLink 上"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_mixture_of_experts_says_so_in_its_shape_and_where_its_step_waits(browser, base_url, lang):
+    """DeepSeek-V3's shape on 2,048 H800 from a link: the stage's name says mixture of experts with
+    the plan's expert-parallel degree (the diagram's), the same in the sticky summary; the
+    interconnect decision blames NVLink, where its exposed traffic is, not the fabric."""
+    context, page = open_page(browser, base_url, LANGS[lang] + MOE)
+    qualifier = page.text_content(".lab-shape-name .lab-shape-qualifier")
+    degree = re.fullmatch(QUALIFIER[lang], qualifier).group(1)
+    assert f"EP {degree}" in page.text_content(".wb-mesh-part .wb-title")
+    assert page.text_content(".lab-summary .lab-shape-qualifier") == qualifier
+    assert NVLINK_BOUND[lang] in page.text_content("article[data-decision=interconnect]")
+    context.close()
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_typed_boxes_accept_what_they_display(browser, base_url, lang):
     context, page = open_page(browser, base_url, LANGS[lang])

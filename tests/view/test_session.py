@@ -62,8 +62,13 @@ def check_view(view, catalog):
     assert set(view["figures"]) == set(FIGURE_KEYS)
     assert view["decisions"].count("<article") == 6
     assert "<svg" in view["memory_bar"] and "<svg" in view["time_bar"] and "<svg" in view["schedule"]["svg"]
+    # The stage's name says when the plan splits sequences or experts, with the degree, and only then.
+    par = view["plan"]["items"]
+    for dim in ("cp", "ep"):
+        word = catalog["lab"]["shape_qualifiers"][dim].split("{")[0]
+        assert (word in view["stage"]["qualifier"]) == (fits and par[dim] not in ("1", "")), (dim, par[dim])
     texts = [*view["figures"].values(), view["decisions"], view["thresholds"], view["stage"]["text"],
-             *(m["text"] for m in view["meters"].values())]
+             view["stage"]["qualifier"], *(m["text"] for m in view["meters"].values())]
     assert not [text for text in texts if "{" in text or "}" in text]  # no unfilled placeholder
     # The fabric's subtitle is the plan's collectives, in the catalog's words.
     collectives = catalog["diagram"]["collectives"]
@@ -292,3 +297,35 @@ def test_an_export_the_framework_would_refuse_carries_a_warning(lang):
     assert answers["torchtitan"]["refused"] == ["torchtitan_too_few_micro_batches"]
     assert answers["torchtitan"]["warning"] == expected
     assert answers["megatron"]["refused"] == [] and answers["megatron"]["warning"] == ""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_stage_name_says_long_context_and_mixture_of_experts(sessions, lang):
+    """The path's stage names are about scale; a plan that splits each sequence (Llama 3 405B
+    at 128K on 16,384 GPUs) or spreads experts (DeepSeek-V3's shape on 2,048 H800) says so
+    beside the name, with the plan's degree, in the reader's language; a dense 4K plan does not."""
+    session = sessions[lang]
+    texts = session.catalog["lab"]["shape_qualifiers"]
+    long_context = dict(default_inputs(), params=405e9, gpus=16384, gpu="h100_80gb", seq_len=131072,
+                        global_batch_tokens=2 ** 24)
+    moe = dict(default_inputs(), params=671e9, layers=61, hidden=7168, experts=256, experts_per_token=8,
+               expert_ffn_hidden=3072, shared_experts=1, dense_layers=3, gpus=2048, gpu="h800_80gb", seq_len=4096,
+               global_batch_tokens=62914560)
+    for inputs, dim in ((long_context, "cp"), (moe, "ep"), (dict(default_inputs(), params=70e9, gpus=512), None)):
+        view = session.evaluate(inputs)["view"]
+        degree = view["plan"]["items"][dim] if dim else None
+        expected = texts[dim].format(**{dim: degree}) if dim else ""
+        assert view["stage"]["qualifier"] == expected, view["plan"]["items"]
+        if dim:
+            assert int(degree.replace(",", "")) > 1
+
+
+def test_zero1_and_zero2_sentences_say_when_gradients_are_reduce_scattered():
+    """ZeRO-1 reduce-scatters the gradients once per step, ZeRO-2 after every micro-batch
+    (sync.earlier_syncs); each language's plan sentence says which (the Chinese ZeRO-1 one had
+    ZeRO-2's "after every micro-batch")."""
+    after_each = {"en": "after every micro-batch", "zh": "每个 micro-batch 之后"}
+    for lang, catalog in load_catalogs().items():
+        texts = catalog["lab"]["plan_text"]
+        assert after_each[lang] in texts["dp_zero2"]
+        assert after_each[lang] not in texts["dp_zero1"]
