@@ -87,3 +87,22 @@ def test_a_refused_number_is_quoted_as_the_range_is_written(sessions, lang):
         assert not result["ok"] and shown in result["error"]["text"], result["error"]
         assert "100000000" not in result["error"]["text"]
     assert spaces_between_chinese([typed["error"]["text"]]) == []
+
+
+def test_every_english_unit_spelling_works_in_the_chinese_lab_too():
+    """A Chinese reader types English units as often as Chinese ones: every spelling the English
+    catalog accepts is accepted by the Chinese one ("1 hour", "400 Gbit/s" had been not-a-number)."""
+    catalogs = load_catalogs()
+    for unit, words in catalogs["en"]["unit_words"].items():
+        assert set(words) <= set(catalogs["zh"]["unit_words"][unit]), unit
+
+
+@pytest.mark.parametrize("name, text, value", [
+    ("checkpoint_interval_min", "1 hour", 60), ("checkpoint_interval_min", "2 hrs", 120),
+    ("checkpoint_interval_min", "1 minute", 1), ("restart_min", "30 secs", 0.5),
+    ("inter_node_gbps", "400 Gbit/s", 400), ("inter_node_gbps", "3.2 Tbit/s", 3200),
+])
+def test_the_chinese_lab_reads_english_unit_words(sessions, name, text, value):
+    result = sessions["zh"].evaluate(default_inputs(), {name: text})
+    assert result["ok"], result
+    assert result["inputs"][name] == pytest.approx(value)
