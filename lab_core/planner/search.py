@@ -212,8 +212,11 @@ class _Search:
         must still outscore every ranked plan strictly simpler (Staircase).
         The first pass asks for every shape's best but full_3d's, the second
         for full_3d's alone (hunting_full)."""
-        if self.in_tie_band(bound_goodput, simplest):
-            return True
+        return self.in_tie_band(bound_goodput, simplest) or self.beats_a_shape_best(bound_goodput, stages, full_goodput)
+
+    def beats_a_shape_best(self, bound_goodput, stages, full_goodput=None):
+        """worth_any's second half: does this optimistic score beat the best plan so far of
+        one of these shapes, among those the pass hunts?"""
         for stage in stages:
             if (stage == "full_3d") != self.hunting_full:
                 continue
@@ -581,13 +584,12 @@ def _grid_worth(run, grid, choices, bound_goodput):
     """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
     matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
     its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
-    simplest = _simplest(grid, choices, choices.interleave or 1)
-    classes = shape_classes(grid)
-    if not run.worth_any(bound_goodput, classes, None, simplest):
-        return False
-    if run.hunting_full or "tensor_pipeline" not in classes or run.in_tie_band(bound_goodput, simplest):
+    if run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1)):
         return True
-    return _leanest_classes(run, grid, choices) == classes
+    classes = shape_classes(grid)
+    if not run.beats_a_shape_best(bound_goodput, classes):
+        return False
+    return run.hunting_full or "tensor_pipeline" not in classes or _leanest_classes(run, grid, choices) == classes
 
 
 def _leanest_classes(run, grid, choices):

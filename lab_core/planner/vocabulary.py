@@ -41,9 +41,6 @@ DECISION_REASONS = {
                      "tp_on_nvlink_rest_on_fabric", "spans_nodes", "nothing_fits"),
 }
 
-# What the interconnect decision lists on the fabric or on NVLink (links.TRAFFIC).
-FABRIC_TRAFFIC = TRAFFIC
-
 ALTERNATIVE_REASONS = ("faster_within_tie", "more_complex_near_tie", "slower_step", "lower_goodput")
 
 # Layout ids of alternatives (recommend.layout_id): parallelism options plus a recompute suffix.
@@ -81,6 +78,7 @@ def vocabulary():
         "decision_reasons": {k: list(v) for k, v in DECISION_REASONS.items()},
         "diagram_parts": list(PARTS),
         "alternative_reasons": list(ALTERNATIVE_REASONS),
-        "fabric_traffic": list(FABRIC_TRAFFIC),
+        # What the interconnect decision lists on the fabric or on NVLink.
+        "fabric_traffic": list(TRAFFIC),
         "unfit_reasons": list(UNFIT_REASONS),
     }
