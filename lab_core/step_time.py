@@ -170,9 +170,23 @@ def expert_alltoall_times(ctx, par):
     dispatcher's all-to-alls run between the layer's kernels on the
     critical path and are exposed in full.
     """
-    ep = par.ep
-    if ep == 1:
+    if par.ep == 1:
         return 0.0, 0.0
+    intra, inter = expert_alltoall_links(ctx, par)
+    one = intra if intra > inter else inter
+    count = 6.0 if par.recompute == "full" else 4.0
+    total = count * one
+    if not ctx.moe_overlap:
+        return total, total
+    exposed = cal.MOE_ALLTOALL_EXPOSED * total
+    return total, exposed + cal.COMM_CONTENTION * (total - exposed)
+
+
+def expert_alltoall_links(ctx, par):
+    """(NVLink, fabric) seconds of one expert-parallel all-to-all of one micro-batch
+    (expert_alltoall_times: the copies of each token each link carries, at its rate);
+    both run at once, so the slower sets the all-to-all's time."""
+    ep = par.ep
     experts = ctx.shape.experts
     k = experts.per_token
     token = 2.0 * par.micro_batch * ctx.seq_len / par.cp / par.tp * ctx.hidden
@@ -183,15 +197,20 @@ def expert_alltoall_times(ctx, par):
     else:
         nvlink_copies = k * (in_node - 1.0) / ep
         fabric_copies = k * (ep - in_node) / ep
-    intra = point_to_point_time(token * nvlink_copies, ctx.nvlink_rate)
-    inter = point_to_point_time(token * fabric_copies, ctx.nic_rate)
-    one = intra if intra > inter else inter
-    count = 6.0 if par.recompute == "full" else 4.0
-    total = count * one
-    if not ctx.moe_overlap:
-        return total, total
-    exposed = cal.MOE_ALLTOALL_EXPOSED * total
-    return total, exposed + cal.COMM_CONTENTION * (total - exposed)
+    return (point_to_point_time(token * nvlink_copies, ctx.nvlink_rate),
+            point_to_point_time(token * fabric_copies, ctx.nic_rate))
+
+
+def expert_alltoall_on_fabric(ctx, par):
+    """Whether the fabric between nodes sets the time of the plan's expert all-to-alls
+    (expert_alltoall_links: the slower link). Not while the expert-parallel group fits a
+    node; beyond it, the per-node dispatcher sends a token over the fabric once per remote
+    node and forwards the copies over NVLink, which can then be the slower link on a fast
+    fabric."""
+    if par.ep <= ctx.gpus_per_node:
+        return False
+    intra, inter = expert_alltoall_links(ctx, par)
+    return inter >= intra
 
 
 def expert_permutation_seconds(ctx, par):

@@ -277,8 +277,8 @@ def interconnect(ctx):
     Sec 3.2); what else crosses the nodes (fabric_traffic) on the fabric."""
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     nodes = -(-ctx.gpus_used // wctx.gpus_per_node)
-    traffic = fabric_traffic(par, r.dp_link, wctx.gpus_per_node)
-    exposed = exposed_by_link(par, r, wctx.gpus_per_node)
+    traffic = fabric_traffic(wctx, par, r.dp_link)
+    exposed = exposed_by_link(wctx, par, r)
     if ctx.gpus_used == 1:
         option, reason = "none", "single_gpu"
     elif nodes == 1:
@@ -301,7 +301,7 @@ def interconnect(ctx):
         "pp_p2p_s": r.pp_p2p_s,
         "dp_link": r.dp_link,
         "fabric_traffic": traffic,
-        "nvlink_traffic": nvlink_traffic(par, r.dp_link, wctx.gpus_per_node),
+        "nvlink_traffic": nvlink_traffic(wctx, par, r.dp_link),
         "fabric_exposed_s": exposed[0],
         "nvlink_exposed_s": exposed[1],
         "bubble_s": exposed[2],

@@ -186,7 +186,8 @@ def test_interconnect_names_only_the_traffic_the_plan_has_on_the_fabric(pins, tr
 def test_every_plan_across_nodes_names_some_traffic_on_the_fabric():
     """Over the planner's bench workloads and pinned layouts of them: a plan on more than one
     node always has something on the fabric to name (the interconnect sentence is never empty),
-    and an expert group wider than a node puts its all-to-all there."""
+    and an expert group that fits a node keeps its all-to-all on NVLink (a wider one is on the
+    slower of the two links, test_a_fast_fabric_leaves_the_per_node_dispatchers_wait_on_nvlink)."""
     from planner_cases import PLANNER_CASES
 
     seen = set()
@@ -201,7 +202,10 @@ def test_every_plan_across_nodes_names_some_traffic_on_the_fabric():
             traffic = interconnect["numbers"]["fabric_traffic"]
             if interconnect["reason"] in ("tp_on_nvlink_rest_on_fabric", "spans_nodes", "fabric_bound"):
                 assert traffic, (case, pins, par)
-            assert ("ep" in traffic) == (par["ep"] > interconnect["numbers"]["gpus_per_node"]), (case, par)
+            if par["ep"] <= interconnect["numbers"]["gpus_per_node"]:
+                assert "ep" not in traffic, (case, par)
+            elif par["ep"] > 1:
+                assert ("ep" in traffic) != ("ep" in interconnect["numbers"]["nvlink_traffic"]), (case, par)
             seen.update(traffic)
     assert seen == {"sync", "sync_zero3", "cp", "ep", "pp"}
 
@@ -265,6 +269,27 @@ def test_deepseek_v3_waits_on_nvlink_not_on_the_fabric():
     assert interconnect["reason"] == "nvlink_bound", numbers
     assert numbers["nvlink_exposed_s"] > 2 * numbers["fabric_exposed_s"]
     assert "tp" in numbers["nvlink_traffic"] and "sync" in numbers["fabric_traffic"]
+
+
+_DEEPSEEK_V3 = dict(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, head_dim=192, v_head_dim=128,
+                   q_lora_rank=1536, kv_lora_rank=512, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
+                   shared_experts=1, dense_layers=3, vocab=129280, ffn_hidden=18432, gpus=2048, gpu="h800_80gb",
+                   seq_len=4096, global_batch_tokens=62914560, moe_dispatcher="per_node", dropout=False)
+
+
+@pytest.mark.parametrize("gbps, link", [(400, "fabric_traffic"), (3200, "nvlink_traffic")])
+def test_a_fast_fabric_leaves_the_per_node_dispatchers_wait_on_nvlink(gbps, link):
+    """DeepSeek-V3's layout (TP 1, PP 16, EP 64 over 8 nodes, per-node dispatch, arXiv:2412.19437
+    Sec 3.2.2): a token crosses the fabric once per remote node holding one of its 8 experts and
+    its copies for the other GPUs of a node go over NVLink (7 of 8 per token on H800's 400 GB/s).
+    At 400 Gb/s (50 GB/s a GPU) the fabric's share is the slower and the all-to-all is fabric
+    traffic; at 3,200 Gb/s (400 GB/s) NVLink's is, and the page lists it there."""
+    pins = {"tp": 1, "pp": 16, "ep": 64, "cp": 1}
+    plan = plan_json(dict(_DEEPSEEK_V3, inter_node_gbps=gbps), pins)["plan"]
+    numbers = next(d for d in plan["decisions"] if d["id"] == "interconnect")["numbers"]
+    other = "nvlink_traffic" if link == "fabric_traffic" else "fabric_traffic"
+    assert "ep" in numbers[link] and "ep" not in numbers[other], numbers
+    assert plan["report"]["time"]["ep_comm_s"] > 0.0
 
 
 def test_the_diagram_never_spreads_a_sync_group_over_more_nodes_than_it_has_ranks():
