@@ -121,6 +121,12 @@ INPUT_SPECS = (
               derive=True),
     _advanced("shared_experts", "shared experts", 0, 16, 0, integer=True),
     _advanced("dense_layers", "leading dense layers", 0, 64, 0, integer=True),
+    # Group-limited routing (DeepSeek-V3 arXiv:2412.19437 Sec 2.1.2, its released config n_group 8,
+    # topk_group 4; Megatron-Core --moe-router-num-groups / --moe-router-group-topk): the routed
+    # experts in equal groups, each token's top-k drawn from its best few groups (moe.py).
+    _advanced("expert_groups", "expert groups (0 = routing over all experts)", 0, 1024, 0, integer=True),
+    _advanced("expert_groups_per_token", "groups each token's experts come from (0 = all)", 0, 1024, 0,
+              integer=True),
     # How routed tokens reach their experts across nodes (stack.py).
     InputSpec("moe_dispatcher", "dispatcher id", None, None, MOE_DISPATCHERS[0], log_scale=False, slider=False,
               kind="choice", choices=MOE_DISPATCHERS),

@@ -160,7 +160,8 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     size the head size, full-rank projections.
 
     moe: None for a dense model, else (experts, experts_per_token,
-    expert_ffn_hidden, shared_experts, dense_layers); an expert of inner size
+    expert_ffn_hidden, shared_experts, dense_layers, expert_groups,
+    expert_groups_per_token); an expert of inner size
     0 is as large as the dense MLP (Mixtral's experts, arXiv:2401.04088 Sec 2).
     """
     derived = []
@@ -216,7 +217,8 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         derived.append("kv_heads")
     experts = None
     if moe is not None:
-        count, per_token, expert_ffn, shared, dense_layers = moe
-        experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers)
+        count, per_token, expert_ffn, shared, dense_layers, groups, chosen = moe
+        experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers,
+                          groups, chosen)
     return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts,
                       shaped)

@@ -93,6 +93,8 @@ class Workload:
     expert_ffn_hidden: int = None
     shared_experts: int = _default("shared_experts")
     dense_layers: int = _default("dense_layers")
+    expert_groups: int = _default("expert_groups")
+    expert_groups_per_token: int = _default("expert_groups_per_token")
     moe_dispatcher: str = _default("moe_dispatcher")
     moe_comm_overlap: bool = _default("moe_comm_overlap")
     stack: str = _default("stack")
@@ -136,7 +138,25 @@ class Workload:
             raise LabInputError("dense_layers", self.dense_layers, f"0 … layers - 1 = {self.layers - 1}",
                                 "inconsistent", "at least one layer must be a mixture of experts")
         return (self.experts, self.experts_per_token, self.expert_ffn_hidden or 0, self.shared_experts,
-                self.dense_layers)
+                self.dense_layers) + self._expert_groups()
+
+    def _expert_groups(self):
+        """(groups, groups per token) of group-limited routing, (0, 0) without it (moe.Experts)."""
+        groups, chosen = self.expert_groups, self.expert_groups_per_token
+        if not groups:
+            return 0, 0
+        if self.experts % groups:
+            raise LabInputError("expert_groups", groups, f"a divisor of experts={self.experts}", "inconsistent",
+                                "the routed experts split into equal groups")
+        if chosen > groups:
+            raise LabInputError("expert_groups_per_token", chosen, f"0 … expert_groups={groups}", "inconsistent",
+                                "a token cannot choose more groups than there are")
+        chosen = chosen or groups
+        if self.experts_per_token > chosen * (self.experts // groups):
+            least = -(-self.experts_per_token * groups // self.experts)
+            raise LabInputError("expert_groups_per_token", chosen, f"{least} … expert_groups={groups}", "inconsistent",
+                                "the chosen groups must hold a token's experts_per_token experts")
+        return groups, chosen
 
     @property
     def gpu_memory_bytes(self):

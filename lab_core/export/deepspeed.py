@@ -84,6 +84,9 @@ def _model_parallel(f, notes):
         notes.add("deepspeed_context_parallel", cp=par.cp)
     if par.ep > 1:
         notes.add("deepspeed_expert_parallel", ep=par.ep)
+    experts = f.shape.experts
+    if experts is not None and experts.groups:
+        notes.add("deepspeed_expert_groups", groups=experts.groups, groups_per_token=experts.groups_per_token)
     return out
 
 

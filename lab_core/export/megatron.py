@@ -161,6 +161,9 @@ def _model_flags(f, notes):
         if experts.dense_layers:
             pattern = f"([0]*{experts.dense_layers}+[1]*{experts.moe_layers})"
             flags.append(("--moe-layer-freq", pattern))
+        if experts.groups:
+            # Group-limited routing (moe.py; megatron/core/transformer/moe/moe_utils.py group_limited_topk).
+            flags += [("--moe-router-num-groups", experts.groups), ("--moe-router-group-topk", experts.groups_per_token)]
     if not f.workload.dropout:
         flags += [("--hidden-dropout", 0.0), ("--attention-dropout", 0.0)]
     flags.append(("--attention-backend", "flash" if f.workload.flash_attention else "unfused"))

@@ -165,6 +165,23 @@ UNPIPELINED_MODELS = ("qwen3", "gpt_oss", "flux")
 FLEX_ATTENTION_MODELS = ("deepseek_v3",)
 
 
+def _expert_group_notes(f, flavor, notes):
+    """Group-limited routing lives in a flavor's MoE arguments (num_expert_groups, num_limited_groups,
+    torchtitan/models/moe/moe.py): a note when the plan's differs from the named flavor's (a preset's
+    routing as its inputs give it; a flavor to register has none yet)."""
+    experts = f.shape.experts
+    if experts is None:
+        return
+    inputs = PRESETS[f.preset]["inputs"] if f.preset else {}
+    named = (inputs.get("expert_groups", 0), inputs.get("expert_groups_per_token", 0))
+    if named == (experts.groups, experts.groups_per_token):
+        return
+    if experts.groups:
+        notes.add("torchtitan_expert_groups", groups=experts.groups, groups_per_token=experts.groups_per_token)
+    else:
+        notes.add("torchtitan_no_expert_groups", flavor=flavor, flavor_groups=named[0], flavor_groups_per_token=named[1])
+
+
 def _model(f, notes):
     """[model]: the registered name and flavor of a preset's shape, or a flavor to register (the job fails
     on an unknown flavor rather than training torchtitan's default debug model); FP8 converters."""
@@ -176,6 +193,7 @@ def _model(f, notes):
         name, flavor = "llama3" if f.shape.experts is None else "llama4", f"lab_{f.shape.layers}x{f.shape.hidden}"
         notes.add("torchtitan_flavor", layers=f.shape.layers, hidden=f.shape.hidden, heads=f.shape.heads, name=name,
                   flavor=flavor)
+    _expert_group_notes(f, flavor, notes)
     if par.pp > 1 and name in UNPIPELINED_MODELS:
         notes.add("torchtitan_no_pipelining", name=name, pp=par.pp)
     if par.cp > 1 and name in FLEX_ATTENTION_MODELS:

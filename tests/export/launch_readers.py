@@ -255,5 +255,9 @@ def megatron_model(text):
         model["experts"] = {"experts": int(flags["--num-experts"]), "experts_per_token": int(flags["--moe-router-topk"]),
                             "expert_ffn_hidden": inner(expert),
                             "shared_experts": int(flags.get("--moe-shared-expert-intermediate-size", 0)) // expert,
-                            "dense_layers": _dense_then_moe(flags["--moe-layer-freq"]) if "--moe-layer-freq" in flags else 0}
+                            "dense_layers": _dense_then_moe(flags["--moe-layer-freq"]) if "--moe-layer-freq" in flags else 0,
+                            # Group-limited routing: a group top-k needs the group count (transformer_config.py);
+                            # 0 when unset.
+                            "expert_groups": int(flags.get("--moe-router-num-groups", 0)),
+                            "expert_groups_per_token": int(flags.get("--moe-router-group-topk", 0))}
     return model, flags

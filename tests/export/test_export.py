@@ -503,3 +503,26 @@ def test_torchtitan_limits_of_its_models_and_fp8_are_notes(preset, par, notes, g
         assert ("quantize.grouped_mm.float8" in job["model"].get("converters", [])) == grouped
         assert job.get("quantize", {}).get("grouped_mm", {}).get("float8", {}).get("fqns") == (["experts"] if grouped
                                                                                                 else None)
+
+
+def test_group_limited_routing_is_a_flag_for_megatron_and_a_note_where_the_file_cannot_set_it():
+    """DeepSeek-V3's 4 of 8 expert groups (moe.py): Megatron's router flags; torchtitan's "671B" flavor
+    already routes so (torchtitan/models/deepseek_v3/__init__.py at v0.2.2), a plan without the limit
+    or a shape of its own gets a note naming the flavor's MoE arguments; DeepSpeed's gate has none."""
+    par = Parallelism(pp=8, dp=64, ep=64, zero=1, micro_batch=1, interleave=4, first_stage_layers=5,
+                      last_stage_layers=8)
+    grouped = _preset("deepseek-v3", gpus=512, gpu="h800_80gb", global_batch_tokens=4096 * 4096, precision="fp8")
+    flags, _ = megatron_flags(export(par, grouped, "megatron", TEXTS["en"]).text)
+    assert (flags["--moe-router-num-groups"], flags["--moe-router-group-topk"]) == ("8", "4")
+    titan = export(par, grouped, "torchtitan", TEXTS["en"])
+    assert not {"torchtitan_expert_groups", "torchtitan_no_expert_groups"} & set(titan.notes)
+    assert "deepspeed_expert_groups" in export(par, grouped, "deepspeed", TEXTS["en"]).notes
+    ungrouped = Workload(**dict(grouped.to_dict(), expert_groups=0))
+    flags, _ = megatron_flags(export(par, ungrouped, "megatron", TEXTS["en"]).text)
+    assert "--moe-router-num-groups" not in flags
+    titan = export(par, ungrouped, "torchtitan", TEXTS["en"])
+    assert "torchtitan_no_expert_groups" in titan.notes and "num_expert_groups = None" in titan.text
+    assert "deepspeed_expert_groups" not in export(par, ungrouped, "deepspeed", TEXTS["en"]).notes
+    custom = Workload(**dict(grouped.to_dict(), expert_groups=16, expert_groups_per_token=8))
+    titan = export(par, custom, "torchtitan", TEXTS["zh"])
+    assert "torchtitan_expert_groups" in titan.notes and "num_expert_groups = 16" in titan.text

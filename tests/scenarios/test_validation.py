@@ -68,6 +68,10 @@ CASES = [
         "14: workload.kv_heads: 6 does not fit the workload: query heads must split evenly into key/value groups "
         "(allowed: a divisor of heads=32)",
     ]),
+    ("expert-groups", [
+        "15: workload.expert_groups: 12 does not fit the workload: the routed experts split into equal groups "
+        "(allowed: a divisor of experts=256)",
+    ]),
     ("layout-mismatch", [
         "18: parallelism.recompute: 'partial' is not one of the choices "
         "(allowed: none, selective, full)",

@@ -6,7 +6,7 @@ folded into tensor and data parallelism."""
 from lab_core import calibration as cal, flops
 from lab_core.context import context_for
 from lab_core.efficiency import gemm_efficiency
-from lab_core.moe import mlp_params
+from lab_core.moe import Experts, mlp_params
 
 from ..figures.moe_alltoall import link_shares
 from ..scenarios import load_scenario
@@ -74,8 +74,17 @@ def _balance_values(w):
     }
 
 
+def _without_groups(w):
+    """The workload's experts routed over all of them (no group limit)."""
+    e = w.shape.experts
+    return Experts(w.shape.hidden, w.shape.layers, e.count, e.per_token, e.ffn_hidden, e.shared, e.dense_layers)
+
+
 def _alltoall_values(workload, layout, w, r):
     e, h = w.shape.experts, w.shape.hidden
+    nodes = layout["ep"] // w.gpus_per_node
+    # The prose says a group is one node's experts.
+    assert e.groups == nodes, (e.groups, nodes)
     mb = micro_batch(workload, layout)
     kept, nvlink, fabric = link_shares(layout["ep"], w.gpus_per_node)
     per_token = 2.0 * e.per_token * h * 2.0                     # dispatch and combine, 16-bit, k copies
@@ -89,9 +98,13 @@ def _alltoall_values(workload, layout, w, r):
         "token_bytes": (per_token, "bytes"), "token_flops": (layer_flops, "sci"),
         "flops_per_byte": (layer_flops / per_token, "count"),
         "kept": (kept, "percent"), "nvlink": (nvlink, "percent"), "fabric": (fabric, "percent"),
-        # Copies per token over the fabric: the per-node dispatcher's and the plain all-to-all's.
-        "remote_nodes": (e.remote_nodes_per_token(layout["ep"] / w.gpus_per_node), "plain"),
+        # Copies per token over the fabric: the per-node dispatcher's, with and without the routing's
+        # node limit, and the plain all-to-all's.
+        "remote_nodes": (e.remote_nodes_per_token(nodes), "plain"),
+        "unlimited_nodes": (_without_groups(w).remote_nodes_per_token(nodes), "plain"),
         "plain_fabric_copies": (e.per_token * fabric, "plain"),
+        "groups": (e.groups, "count"), "groups_per_token": (e.groups_per_token, "count"),
+        "ep_nodes": (nodes, "count"),
         "gpus_per_node": (w.gpus_per_node, "count"), "nic": (w.inter_node_gbps, "gbps"),
         "ep_total": (r.ep_comm_total_s, "duration"), "ep_exposed": (r.ep_comm_s, "duration"),
         "compute": (compute, "duration"), "step": (r.step_s, "duration"),
