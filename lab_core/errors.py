@@ -8,14 +8,19 @@ class LabInputError(ValueError):
     reader's language: ``field`` (input name), ``value`` (what was given),
     ``allowed`` (human-readable allowed range or set) and ``reason`` (a stable
     id such as ``out_of_range``, ``not_a_number``, ``unknown_field``).
+    An input that does not fit the others (reason ``inconsistent``) also carries
+    ``numbers``: the other inputs' values its allowed range comes from, which a
+    page words in the reader's language (e.g. ``{"experts": 256}`` for a group
+    count that must divide them).
     """
 
-    def __init__(self, field, value, allowed, reason="out_of_range", detail=""):
+    def __init__(self, field, value, allowed, reason="out_of_range", detail="", numbers=None):
         self.field = field
         self.value = value
         self.allowed = allowed
         self.reason = reason
         self.detail = detail
+        self.numbers = dict(numbers or {})
         text = f"{field}: {value!r} is not allowed ({reason}); allowed: {allowed}"
         if detail:
             text += f" — {detail}"
@@ -28,4 +33,5 @@ class LabInputError(ValueError):
             "allowed": self.allowed,
             "reason": self.reason,
             "detail": self.detail,
+            "numbers": dict(self.numbers),
         }

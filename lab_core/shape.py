@@ -197,13 +197,13 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
     head_dim, v_head_dim, q_rank, kv_rank = attention or (0, 0, 0, 0)
     if hidden % heads and not head_dim:
         raise LabInputError("heads", heads, f"a divisor of hidden={hidden}", "inconsistent",
-                            "hidden must split evenly into heads")
+                            "hidden must split evenly into heads", {"hidden": hidden})
     kv_derived = not kv_heads
     if kv_derived:
         kv_heads = heads
     if kv_heads > heads or heads % kv_heads:
         raise LabInputError("kv_heads", kv_heads, f"a divisor of heads={heads}", "inconsistent",
-                            "query heads must split evenly into key/value groups")
+                            "query heads must split evenly into key/value groups", {"heads": heads})
     shaped = None
     if head_dim or v_head_dim or q_rank or kv_rank:
         d = head_dim or hidden / heads

@@ -118,7 +118,8 @@ class Workload:
         if self.precision == "fp8" and self.device.fp8_peak_flops is None:
             fp8_presets = ", ".join(sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops))
             raise LabInputError("precision", self.precision, f"bf16 on {self.gpu}; fp8 on {fp8_presets}",
-                                "inconsistent", f"{self.device.name} has no FP8 tensor cores")
+                                "inconsistent", f"{self.device.name} has no FP8 tensor cores",
+                                {"gpu": self.gpu, "fp8_gpus": sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops)})
         object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
         object.__setattr__(self, "_context_cache", {})
 
@@ -133,10 +134,12 @@ class Workload:
             return None
         if self.experts_per_token > self.experts:
             raise LabInputError("experts_per_token", self.experts_per_token, f"1 … experts={self.experts}",
-                                "inconsistent", "a token cannot use more experts than there are")
+                                "inconsistent", "a token cannot use more experts than there are",
+                                {"experts": self.experts})
         if self.layers and self.dense_layers >= self.layers:
             raise LabInputError("dense_layers", self.dense_layers, f"0 … layers - 1 = {self.layers - 1}",
-                                "inconsistent", "at least one layer must be a mixture of experts")
+                                "inconsistent", "at least one layer must be a mixture of experts",
+                                {"layers": self.layers, "most": self.layers - 1})
         return (self.experts, self.experts_per_token, self.expert_ffn_hidden or 0, self.shared_experts,
                 self.dense_layers) + self._expert_groups()
 
@@ -147,15 +150,18 @@ class Workload:
             return 0, 0
         if self.experts % groups:
             raise LabInputError("expert_groups", groups, f"a divisor of experts={self.experts}", "inconsistent",
-                                "the routed experts split into equal groups")
+                                "the routed experts split into equal groups", {"experts": self.experts})
+        # A token's experts_per_token experts must fit in its chosen groups of experts / groups each.
+        least = -(-self.experts_per_token * groups // self.experts)
+        numbers = {"groups": groups, "group_size": self.experts // groups, "per_token": self.experts_per_token,
+                   "least": least}
         if chosen > groups:
             raise LabInputError("expert_groups_per_token", chosen, f"0 … expert_groups={groups}", "inconsistent",
-                                "a token cannot choose more groups than there are")
+                                "a token cannot choose more groups than there are", numbers)
         chosen = chosen or groups
         if self.experts_per_token > chosen * (self.experts // groups):
-            least = -(-self.experts_per_token * groups // self.experts)
             raise LabInputError("expert_groups_per_token", chosen, f"{least} … expert_groups={groups}", "inconsistent",
-                                "the chosen groups must hold a token's experts_per_token experts")
+                                "the chosen groups must hold a token's experts_per_token experts", numbers)
         return groups, chosen
 
     @property

@@ -66,6 +66,10 @@ def _error_sentence(error, catalog, kinds):
             field=catalog["field_labels"].get(name, name), value=error["value"], why=pin_errors["why"][name],
             allowed=error.get("allowed", ""))}
     label = catalog["input_labels"].get(name) or catalog.get("field_labels", {}).get(name, name)
+    mismatch = catalog["errors"].get("inconsistent", {}).get(name) if error["reason"] == "inconsistent" else None
+    if mismatch is not None:
+        # An input that does not fit the others: its own range would read as if the value were allowed.
+        return {"field": name, "text": mismatch.format(field=label, **_mismatch_numbers(error, catalog))}
     spec = SPEC_BY_NAME.get(name)
     low, high = _range_ends(name, catalog, kinds) if spec is not None and spec.kind == "number" else ("", "")
     examples = catalog["examples"].get(kinds.get(name, "plain"), catalog["examples"]["plain"])
@@ -78,6 +82,23 @@ def _error_sentence(error, catalog, kinds):
         "field": name,
         "text": template.format(field=label, value=value, allowed=allowed, low=low, high=high, examples=examples),
     }
+
+
+def _mismatch_numbers(error, catalog):
+    """The value and the other inputs an inconsistent input's error names (LabInputError.numbers),
+    in the reader's words: counts as counts, GPU presets by their names."""
+    gpus = catalog["choices"]["gpu"]
+    out = {}
+    for key, value in dict(error.get("numbers") or {}, value=error["value"]).items():
+        if key == "gpu" or key == "value" and error["field"] == "precision":
+            out[key] = gpus.get(value, value)
+        elif key == "fp8_gpus":
+            out[key] = catalog["errors"]["list_separator"].join(gpus.get(gpu, gpu) for gpu in value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = format_quantity(value, "count", catalog["units"])
+        else:
+            out[key] = value
+    return out
 
 
 def _value_text(value, kind, catalog, ends):

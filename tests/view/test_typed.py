@@ -106,3 +106,34 @@ def test_the_chinese_lab_reads_english_unit_words(sessions, name, text, value):
     result = sessions["zh"].evaluate(default_inputs(), {name: text})
     assert result["ok"], result
     assert result["inputs"][name] == pytest.approx(value)
+
+
+DEEPSEEK = dict(params=671e9, layers=61, hidden=7168, experts=256, experts_per_token=8, gpus=2048, gpu="h800_80gb")
+
+# (inputs that do not fit together, the field refused, numbers the sentence must quote in both languages)
+MISMATCHES = [
+    (dict(params=7e9, hidden=4096, heads=48), "heads", ("48", "4,096")),
+    (dict(params=7e9, heads=32, kv_heads=6), "kv_heads", ("6", "32")),
+    (dict(DEEPSEEK, experts=16, experts_per_token=32), "experts_per_token", ("32", "16")),
+    (dict(DEEPSEEK, dense_layers=61), "dense_layers", ("61", "60")),
+    (dict(DEEPSEEK, expert_groups=7), "expert_groups", ("7", "256")),
+    (dict(DEEPSEEK, expert_groups=8, expert_groups_per_token=9), "expert_groups_per_token", ("9", "8", "32")),
+    (dict(DEEPSEEK, expert_groups=64, expert_groups_per_token=1), "expert_groups_per_token", ("1", "64", "4", "2")),
+    (dict(params=7e9, gpu="a100_80gb", precision="fp8"), "precision", ("A100", "H100")),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("inputs, field, numbers", MISMATCHES, ids=[f"{m[1]}-{i}" for i, m in enumerate(MISMATCHES)])
+def test_an_input_that_does_not_fit_the_others_names_them_not_its_own_range(sessions, lang, inputs, field, numbers):
+    """A group count of 7 for 256 experts read "7 is not allowed (allowed: 0 to 1,024)": a value inside the
+    range it quoted. The sentence now names the other inputs it must fit (lab_core's LabInputError.numbers)."""
+    from labtest import spaces_between_chinese
+
+    result = sessions[lang].evaluate(dict(default_inputs(), **inputs))
+    assert not result["ok"] and result["error"]["field"] == field, result
+    text = result["error"]["text"]
+    assert all(number in text for number in numbers), text
+    assert "1,024" not in text and "{" not in text and "None" not in text, text
+    if lang == "zh":
+        assert spaces_between_chinese([text]) == []
