@@ -116,10 +116,10 @@ class Workload:
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
         if self.precision == "fp8" and self.device.fp8_peak_flops is None:
-            fp8_presets = ", ".join(sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops))
-            raise LabInputError("precision", self.precision, f"bf16 on {self.gpu}; fp8 on {fp8_presets}",
+            fp8_presets = sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops)
+            raise LabInputError("precision", self.precision, f"bf16 on {self.gpu}; fp8 on {', '.join(fp8_presets)}",
                                 "inconsistent", f"{self.device.name} has no FP8 tensor cores",
-                                {"gpu": self.gpu, "fp8_gpus": sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops)})
+                                {"gpu": self.gpu, "fp8_gpus": fp8_presets})
         object.__setattr__(self, "batch_sequences", max(1, int(round(self.global_batch_tokens / self.seq_len))))
         object.__setattr__(self, "_context_cache", {})
 

@@ -90,7 +90,7 @@ def _mismatch_numbers(error, catalog):
     gpus = catalog["choices"]["gpu"]
     out = {}
     for key, value in dict(error.get("numbers") or {}, value=error["value"]).items():
-        if key == "gpu" or key == "value" and error["field"] == "precision":
+        if key == "gpu":
             out[key] = gpus.get(value, value)
         elif key == "fp8_gpus":
             out[key] = catalog["errors"]["list_separator"].join(gpus.get(gpu, gpu) for gpu in value)
