@@ -186,19 +186,23 @@ def expert_alltoall_links(ctx, par):
     """(NVLink, fabric) seconds of one expert-parallel all-to-all of one micro-batch
     (expert_alltoall_times: the copies of each token each link carries, at its rate);
     both run at once, so the slower sets the all-to-all's time."""
+    token = 2.0 * par.micro_batch * ctx.seq_len / par.cp / par.tp * ctx.hidden
+    nvlink_copies, fabric_copies = expert_copies(ctx, par)
+    return (point_to_point_time(token * nvlink_copies, ctx.nvlink_rate),
+            point_to_point_time(token * fabric_copies, ctx.nic_rate))
+
+
+def expert_copies(ctx, par):
+    """(over NVLink, over the fabric) copies of each of a rank's tokens one dispatch sends
+    (expert_alltoall_times: the plain all-to-all's k (n - 1) / ep and k (ep - n) / ep, or the
+    per-node dispatcher's k (n - 1) / n and moe.Experts.remote_nodes_per_token)."""
     ep = par.ep
     experts = ctx.shape.experts
     k = experts.per_token
-    token = 2.0 * par.micro_batch * ctx.seq_len / par.cp / par.tp * ctx.hidden
     in_node = min(ep, ctx.gpus_per_node)
     if ctx.per_node_dispatch and ep > in_node:
-        nvlink_copies = k * (in_node - 1.0) / in_node
-        fabric_copies = experts.remote_nodes_per_token(ep / in_node)
-    else:
-        nvlink_copies = k * (in_node - 1.0) / ep
-        fabric_copies = k * (ep - in_node) / ep
-    return (point_to_point_time(token * nvlink_copies, ctx.nvlink_rate),
-            point_to_point_time(token * fabric_copies, ctx.nic_rate))
+        return k * (in_node - 1.0) / in_node, experts.remote_nodes_per_token(ep / in_node)
+    return k * (in_node - 1.0) / ep, k * (ep - in_node) / ep
 
 
 def expert_alltoall_on_fabric(ctx, par):

@@ -331,6 +331,8 @@ def decision_items(plan, catalog):
             if plan["parallelism"].get("ep", 1) > 1:
                 numbers["ep_nodes_counted"] = counted(texts["expert_nodes"], decision["numbers"]["ep_nodes"],
                                                       n=numbers["ep_nodes"])
+                numbers["ep_fabric_text"] = (texts["expert_fabric"].format_map(numbers)
+                                             if decision["numbers"]["ep_nodes"] > 1 else "")
                 why += texts["expert_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})

@@ -4,6 +4,7 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
+from ..step_time import expert_copies
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
 from .links import exposed_by_link, fabric_traffic, nvlink_traffic
 from .meters import model_state_bytes
@@ -43,13 +44,17 @@ def _expert_numbers(ctx):
     """What expert parallelism costs and buys (the page's EP sentence): routed
     experts per GPU and layer (fewer with a larger ep: less memory), the nodes
     the group spans (more with a larger ep: more fabric traffic per token with
-    the per-node dispatcher, step_time.expert_alltoall_times) and the step's
-    all-to-all seconds, in all and exposed."""
+    the per-node dispatcher, step_time.expert_alltoall_times), the copies of each token
+    one dispatch sends across nodes (step_time.expert_copies: fewer with the per-node
+    dispatcher and with group-limited routing) and the step's all-to-all seconds, in all
+    and exposed."""
     par, experts = ctx.parallelism, ctx.wctx.shape.experts
     if experts is None:
-        return {"experts_per_gpu": None, "ep_nodes": None, "ep_comm_total_s": 0.0, "ep_comm_exposed_s": 0.0}
+        return {"experts_per_gpu": None, "ep_nodes": None, "ep_fabric_copies": 0.0, "ep_comm_total_s": 0.0,
+                "ep_comm_exposed_s": 0.0}
     in_node = min(par.ep, ctx.wctx.gpus_per_node)
     return {"experts_per_gpu": experts.count // par.ep, "ep_nodes": par.ep // in_node,
+            "ep_fabric_copies": expert_copies(ctx.wctx, par)[1],
             "ep_comm_total_s": ctx.report.ep_comm_total_s, "ep_comm_exposed_s": ctx.report.ep_comm_s}
 
 

@@ -122,3 +122,26 @@ def test_every_id_the_planner_emits_has_words_in_each_catalog(catalogs, lang):
     missing += [("interconnect", "fabric_traffic", part) for part in vocab["fabric_traffic"]
                 if part not in decisions["interconnect"]["fabric_traffic"]]
     assert missing == []
+
+
+DEEPSEEK = dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=15360 * 4096,
+                inter_node_gbps=400, precision="fp8", moe_dispatcher="per_node")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_expert_sentence_counts_the_copies_a_dispatch_sends_across_nodes(catalogs, lang):
+    """DeepSeek-V3 at EP 64 over 8 nodes with the per-node dispatcher: 3.5 copies of each token cross
+    nodes with its node-limited routing (4 of 8 groups), 4.63 without it (moe.py); an expert group
+    inside one node sends none across nodes, and the sentence then says nothing of it."""
+    catalog = catalogs[lang]
+    clause = catalog["decisions"]["parallelism"]["expert_fabric"].split("{")[0].strip(" ,，")
+    layout = {"tp": 1, "cp": 1, "pp": 16, "dp": 128, "ep": 64, "first_stage_layers": 2, "last_stage_layers": 3}
+    for groups, copies in ((8, "3.5"), (0, "4.63")):
+        plan = recommend(Workload(**dict(DEEPSEEK, expert_groups=groups)), pins=layout)
+        assert _parallelism(plan)["numbers"]["ep_fabric_copies"] == pytest.approx(float(copies), abs=0.005)
+        why = next(i["why"] for i in decision_items(plan.to_dict(), catalog) if i["id"] == "parallelism")
+        assert clause in why and copies in why and "{" not in why, why
+    in_node = recommend(Workload(**DEEPSEEK), pins=dict(layout, ep=8))
+    assert _parallelism(in_node)["numbers"]["ep_fabric_copies"] == 0.0
+    why = next(i["why"] for i in decision_items(in_node.to_dict(), catalog) if i["id"] == "parallelism")
+    assert clause not in why and "{" not in why
