@@ -5,7 +5,7 @@ groups only. The counts below are worked by hand from the balanced-routing assum
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lab_core import LabInputError, Parallelism, Workload
@@ -65,8 +65,7 @@ def test_a_group_limit_never_sends_a_token_to_more_nodes(groups_log, chosen, per
     nodes = 2 ** nodes_log
     per_token = min(per_token, count)
     chosen = min(chosen, groups)
-    if per_token > chosen * count // groups or nodes > count:
-        return
+    assume(per_token <= chosen * count // groups and nodes <= count)
     limited, unlimited = _experts(groups, chosen, count, per_token), _experts(0, 0, count, per_token)
     remote = limited.remote_nodes_per_token(nodes)
     assert 0.0 <= remote <= unlimited.remote_nodes_per_token(nodes) + 1e-12

@@ -3,10 +3,10 @@
 routing and balance, the all-to-all and its placement, and Qwen3-235B-A22B
 with Megatron-Core (scenarios/qwen3-235b-moe.yaml) for expert parallelism
 folded into tensor and data parallelism."""
-from lab_core import calibration as cal, flops
+from lab_core import Workload, calibration as cal, flops
 from lab_core.context import context_for
 from lab_core.efficiency import gemm_efficiency
-from lab_core.moe import Experts, mlp_params
+from lab_core.moe import mlp_params
 
 from ..figures.moe_alltoall import link_shares
 from ..scenarios import load_scenario
@@ -76,15 +76,15 @@ def _balance_values(w):
 
 def _without_groups(w):
     """The workload's experts routed over all of them (no group limit)."""
-    e = w.shape.experts
-    return Experts(w.shape.hidden, w.shape.layers, e.count, e.per_token, e.ffn_hidden, e.shared, e.dense_layers)
+    return Workload(**dict(w.to_dict(), expert_groups=0)).shape.experts
 
 
 def _alltoall_values(workload, layout, w, r):
     e, h = w.shape.experts, w.shape.hidden
     nodes = layout["ep"] // w.gpus_per_node
-    # The prose says a group is one node's experts.
-    assert e.groups == nodes, (e.groups, nodes)
+    if e.groups != nodes:
+        raise ValueError(f"{DEEPSEEK}: {e.groups} expert groups on {nodes} nodes; the chapter says a group is one "
+                         "node's experts")
     mb = micro_batch(workload, layout)
     kept, nvlink, fabric = link_shares(layout["ep"], w.gpus_per_node)
     per_token = 2.0 * e.per_token * h * 2.0                     # dispatch and combine, 16-bit, k copies
