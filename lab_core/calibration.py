@@ -19,11 +19,11 @@ The fits are reproduced by tools/fit_calibration.py.
 # run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.704,
-    "h100_96gb_500w": 0.704,
-    "h800_80gb": 0.704,
-    "h200_141gb": 0.704,
-    "b200_192gb": 0.675,
+    "h100_80gb": 0.696,
+    "h100_96gb_500w": 0.696,
+    "h800_80gb": 0.696,
+    "h200_141gb": 0.696,
+    "b200_192gb": 0.668,
 }
 
 # Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
@@ -74,11 +74,11 @@ GEMM_WIDTH_SCALE = {
 # (stas00/ml-engineering, the table below the GEMM shape's; its 16-bit row says
 # the H200 is the same as the H100, so GEMM_EFFICIENCY keeps the H100 value).
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.621,
-    "h100_96gb_500w": 0.621,
-    "h800_80gb": 0.621,
-    "h200_141gb": 0.643,
-    "b200_192gb": 0.664,
+    "h100_80gb": 0.614,
+    "h100_96gb_500w": 0.614,
+    "h800_80gb": 0.614,
+    "h200_141gb": 0.636,
+    "b200_192gb": 0.657,
 }
 
 # How a flash-attention kernel's rate grows with the query tokens of one
@@ -136,7 +136,7 @@ ATTENTION_EFFICIENCY = {
 # takes the "modern" factor (stack.attention_kernels).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 1.023,
+    "torch_native": 1.033,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
@@ -215,7 +215,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.405
+COMM_CONTENTION = 0.409
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -327,7 +327,7 @@ MOE_CAPACITY_FACTOR = 1.0
 # the other MoE runs are out of sample. (0.194 before the routing's node limit
 # was modelled: the limit leaves fewer copies on the fabric, and the fit waits
 # for a larger share of them.)
-MOE_ALLTOALL_EXPOSED = 0.258
+MOE_ALLTOALL_EXPOSED = 0.259
 
 # --- Optimizer -----------------------------------------------------------
 

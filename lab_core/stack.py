@@ -116,6 +116,44 @@ def compiles_loss(stack, compiled_loss):
     return compiled_loss and stack == "torch_native"
 
 
+def tp_overlap_waiting_share(stack, recompute):
+    """Share of an overlapped layer's tensor-parallel collectives whose first or last
+    ring step the GEMMs wait for (step_time.tensor_parallel_exposed); the other
+    collectives hide whole. A layer's traffic is all-gather + reduce-scatter pairs,
+    2 per forward pass and 2 per backward (timing.layer_times), one more forward
+    pass with full recompute.
+
+    modern (Transformer Engine userbuffers, --tp-comm-overlap, with TE's default
+    methods: transformer_engine/pytorch/module/base.py initialize_ub): the
+    all-gathers before the column-parallel GEMMs and of the output gradients
+    (qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad) are ring exchanges that
+    multiply the local chunk first while the next one arrives
+    (common/comm_gemm_overlap/comm_gemm_overlap.cpp, CommOverlapP2PBase::
+    split_overlap_ag); the backward's all-gather of the input and reduce-scatter
+    of the input gradient run whole beside the dgrad and wgrad GEMMs (bulk:
+    qkv/fc1_dgrad, qkv/fc1_wgrad; CommOverlapBase::bulk_overlap); only the
+    reduce-scatter after each forward row-parallel GEMM (pipeline: proj_fprop,
+    fc2_fprop; CommOverlapBase::split_overlap_rs) waits for its last chunk: 2 of
+    the 4 collectives of a forward pass, none of the backward's. (Megatron-Bridge's
+    H100 configs, src/megatron/bridge/training/comm_overlap.py, keep these
+    roles.)
+
+    torch_native (PyTorch async TP, torch.distributed._symmetric_memory
+    fused_all_gather_matmul / fused_matmul_reduce_scatter): the fused all-gather
+    GEMM consumes its local shard first, the fused GEMM reduce-scatter waits for
+    its last chunk; the backward of each is the other, so one reduce-scatter of
+    each pair waits, forward and backward alike."""
+    forwards = 2.0 if recompute == "full" else 1.0
+    if stack == "torch_native":
+        return 0.5
+    return forwards / (2.0 * (forwards + 1.0))
+
+
+def least_tp_overlap_waiting_share(stack):
+    """The smallest tp_overlap_waiting_share of a stack over recompute modes (planner bounds)."""
+    return min(tp_overlap_waiting_share(stack, mode) for mode in ("none", "full"))
+
+
 def fuses_qkv(stack):
     """Whether the stack's attention runs one fused query/key/value GEMM
     (Megatron-LM and Megatron-Core, linear_qkv) or three (torchtitan's Llama)."""

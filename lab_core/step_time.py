@@ -14,6 +14,7 @@ from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_se
                          per_op_replayed_gemms)
 from .gpu_memory import stages
 from .pipeline import bubble_time
+from .stack import tp_overlap_waiting_share
 from .timing import layer_times, logits_times
 
 
@@ -64,7 +65,7 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s):
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
                              gemm_s / ctx.compute_factor, ctx.attention, replay)
-    kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp)
+    kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp, par.recompute)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
     return kind
@@ -247,22 +248,24 @@ def output_layer_times(ctx, tp, cp, micro_batch):
     return logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
 
 
-def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel):
+def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel, recompute="none"):
     """Tensor-parallel time one layer cannot hide.
 
     The 2021 stack and plain all-reduces expose it all (calibration.
     TP_BACKWARD_OVERLAP). The modern stack with overlap on and sequence
     parallelism splits each all-gather / reduce-scatter into t ring steps
     pipelined with chunks of the GEMM next to it (Transformer Engine
-    userbuffers, arXiv:2406.06858 Sec 3; torchtitan async TP): the first step
-    waits, the rest hides behind the layer's GEMMs (forward, and twice that in
-    backward), slowing them by calibration.COMM_CONTENTION.
+    userbuffers, arXiv:2406.06858 Sec 3; torchtitan async TP), or runs it whole
+    behind another GEMM: one ring step of the collectives
+    stack.tp_overlap_waiting_share names waits, the rest hides behind the
+    layer's GEMMs (forward, and twice that in backward), slowing them by
+    calibration.COMM_CONTENTION.
     """
     comm = layer.tp_comm
     if not (ctx.tp_overlap and sequence_parallel and tp > 1) or comm <= 0.0:
         return comm
     window = 3.0 * layer.gemm_forward
-    first = comm / tp
+    first = tp_overlap_waiting_share(ctx.stack, recompute) * comm / tp
     rest = comm - first
     exposed = first + (rest - window if rest > window else 0.0)
     return exposed + cal.COMM_CONTENTION * (comm - exposed)

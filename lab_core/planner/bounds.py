@@ -19,6 +19,7 @@ from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism, zero_stages
+from ..stack import least_tp_overlap_waiting_share
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds, pipeline_span)
 
@@ -237,14 +238,15 @@ def _remember(ctx, key, compute, *args):
 
 def _tp_exposed_share(ctx, tp):
     """The least share of a layer's TP communication the step waits for, with
-    sequence parallelism (step_time.tensor_parallel_exposed): overlapped, the
-    first of t ring steps waits and the hidden rest costs COMM_CONTENTION, so
-    exposed + C (comm - exposed) = (1 - C) exposed + C comm, which grows with
-    the exposed part (C < 1) and is least when only the first step waits:
-    comm ((1 - C) / t + C). Not overlapped: all of it."""
+    sequence parallelism (step_time.tensor_parallel_exposed): overlapped, one
+    of t ring steps of a share w of the collectives waits
+    (stack.tp_overlap_waiting_share, least over recompute modes) and the hidden
+    rest costs COMM_CONTENTION, so exposed + C (comm - exposed) = (1 - C) exposed
+    + C comm, which grows with the exposed part (C < 1) and is least when only
+    those steps wait: comm ((1 - C) w / t + C). Not overlapped: all of it."""
     if not (ctx.tp_overlap and tp > 1):
         return 1.0
-    return (1.0 - cal.COMM_CONTENTION) / tp + cal.COMM_CONTENTION
+    return (1.0 - cal.COMM_CONTENTION) * least_tp_overlap_waiting_share(ctx.stack) / tp + cal.COMM_CONTENTION
 
 
 def _logits_s(ctx, tp, cp, b):

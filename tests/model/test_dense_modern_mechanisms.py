@@ -140,3 +140,30 @@ def test_gathered_inputs_never_take_less_than_the_shard_they_replace():
     for t in (2, 4, 8):
         for value_bytes in (1, 2):
             assert gathered_input_bytes(4096, 1, 4096, t, value_bytes) >= 0.0
+
+
+def test_tensor_parallel_overlap_waits_on_the_collectives_each_stack_cannot_start_early():
+    from lab_core.stack import least_tp_overlap_waiting_share, tp_overlap_waiting_share
+    # Transformer Engine: of a layer's 4 forward and 4 backward collectives only the 2 forward
+    # reduce-scatters after the row-parallel GEMMs wait; a full replay adds 4 more, 2 of them waiting.
+    assert tp_overlap_waiting_share("modern", "none") == pytest.approx(2 / 8)
+    assert tp_overlap_waiting_share("modern", "selective") == pytest.approx(2 / 8)
+    assert tp_overlap_waiting_share("modern", "full") == pytest.approx(4 / 12)
+    # PyTorch's async TP: the reduce-scatter of every all-gather / reduce-scatter pair waits.
+    assert tp_overlap_waiting_share("torch_native", "full") == 0.5
+    assert least_tp_overlap_waiting_share("modern") == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("stack", ("modern", "torch_native"))
+def test_overlapped_tensor_parallelism_exposes_one_ring_step_of_the_waiting_collectives(stack):
+    from lab_core import calibration as cal
+    from lab_core.stack import tp_overlap_waiting_share
+    from lab_core.step_time import layer_kinds
+    workload = Workload(**dict(LLAMA_8B, stack=stack, gpu="h100_80gb", tp_comm_overlap=True))
+    ctx = context_for(workload)
+    dense, _ = layer_kinds(ctx, TP8)
+    comm = dense.times.tp_comm
+    waiting = tp_overlap_waiting_share(stack, TP8.recompute) * comm / TP8.tp
+    # The GEMMs are long enough to hide the rest: what waits, plus the contention on the hidden rest.
+    assert 3.0 * dense.times.gemm_forward > comm - waiting
+    assert dense.tp_exposed == pytest.approx(waiting + cal.COMM_CONTENTION * (comm - waiting))
