@@ -136,7 +136,7 @@ ATTENTION_EFFICIENCY = {
 # takes the "modern" factor (stack.attention_kernels).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 1.033,
+    "torch_native": 1.032,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
@@ -215,7 +215,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.409
+COMM_CONTENTION = 0.410
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -327,7 +327,7 @@ MOE_CAPACITY_FACTOR = 1.0
 # the other MoE runs are out of sample. (0.194 before the routing's node limit
 # was modelled: the limit leaves fewer copies on the fabric, and the fit waits
 # for a larger share of them.)
-MOE_ALLTOALL_EXPOSED = 0.259
+MOE_ALLTOALL_EXPOSED = 0.258
 
 # --- Optimizer -----------------------------------------------------------
 
