@@ -69,7 +69,9 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     kernels, which read the same inputs (pytorch/pytorch
     torch/_functorch/partitioners.py, min_cut_rematerialization_partition):
     no extra memory traffic is charged for them. Flash attention still
-    recomputes its core in its backward.
+    recomputes its core in its backward: calibration.FLASH_BACKWARD_RECOMPUTE
+    more forwards of it, except under full recompute, whose replayed forward
+    stands in for them (a teaching assumption; the constant says why).
     """
     gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio, attention_shape)
     gemm /= t * cp
@@ -90,12 +92,12 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
         extra = forward
         tp_comm += 2.0 * all_reduce
     elif recompute == "selective" and replay_seconds is not None:
-        extra = replay_seconds + attention_s
-    elif recompute == "selective" or flash_attention:
-        extra = attention_s
-        if not flash_attention:
-            # Softmax, its dropout and the score tensors: the 5 a s^2 b / t bytes.
-            extra += cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
+        extra = replay_seconds + cal.FLASH_BACKWARD_RECOMPUTE * attention_s
+    elif flash_attention:
+        extra = cal.FLASH_BACKWARD_RECOMPUTE * attention_s
+    elif recompute == "selective":
+        # The attention core replayed with its softmax, dropout and score tensors: the 5 a s^2 b / t bytes.
+        extra = attention_s + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
     else:
         extra = 0.0
     return LayerTimes(forward, backward, extra, tp_comm, gemm_s, attention_s)

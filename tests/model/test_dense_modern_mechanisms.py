@@ -167,3 +167,15 @@ def test_overlapped_tensor_parallelism_exposes_one_ring_step_of_the_waiting_coll
     # The GEMMs are long enough to hide the rest: what waits, plus the contention on the hidden rest.
     assert 3.0 * dense.times.gemm_forward > comm - waiting
     assert dense.tp_exposed == pytest.approx(waiting + cal.COMM_CONTENTION * (comm - waiting))
+
+
+@pytest.mark.parametrize("recompute", ("none", "selective", "full"))
+def test_flash_attention_backward_recompute_is_the_named_teaching_assumption(monkeypatch, recompute):
+    from lab_core import calibration as cal
+    par = Parallelism(tp=8, dp=8, zero=3, recompute=recompute, micro_batch=12, sequence_parallel=True)
+    workload = Workload(**dict(LLAMA_8B, stack="modern", gpu="h100_80gb"))
+    before = evaluate(workload, par).to_dict()["time"]["recompute_s"]
+    monkeypatch.setattr(cal, "FLASH_BACKWARD_RECOMPUTE", 0.5)
+    after = evaluate(workload, par).to_dict()["time"]["recompute_s"]
+    # Full recompute's replayed forward stands in for the kernel's own replay; the other modes pay it.
+    assert (after == before) if recompute == "full" else (after < before)
