@@ -92,7 +92,7 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
         extra = forward
         tp_comm += 2.0 * all_reduce
     elif recompute == "selective" and replay_seconds is not None:
-        extra = replay_seconds + cal.FLASH_BACKWARD_RECOMPUTE * attention_s
+        extra = replay_seconds + (cal.FLASH_BACKWARD_RECOMPUTE if flash_attention else 1.0) * attention_s
     elif flash_attention:
         extra = cal.FLASH_BACKWARD_RECOMPUTE * attention_s
     elif recompute == "selective":
