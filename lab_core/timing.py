@@ -88,16 +88,18 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     backward = 2.0 * compute + cal.BACKWARD_ELEMENTWISE_RATIO * elementwise + cal.LAYER_PASS_OVERHEAD_S
     all_reduce = ring_time(2.0 * b * tokens * h, t, nvlink_rate) if t > 1 else 0.0
     tp_comm = 2.0 * all_reduce + 2.0 * all_reduce * (1.0 - cal.TP_BACKWARD_OVERLAP)
+    # The attention core's replay outside full recompute: flash attention's in its backward, or selective recompute's.
+    core_replay = (cal.FLASH_BACKWARD_RECOMPUTE if flash_attention else 1.0) * attention_s
     if recompute == "full":
         extra = forward
         tp_comm += 2.0 * all_reduce
     elif recompute == "selective" and replay_seconds is not None:
-        extra = replay_seconds + (cal.FLASH_BACKWARD_RECOMPUTE if flash_attention else 1.0) * attention_s
+        extra = replay_seconds + core_replay
     elif flash_attention:
-        extra = cal.FLASH_BACKWARD_RECOMPUTE * attention_s
+        extra = core_replay
     elif recompute == "selective":
-        # The attention core replayed with its softmax, dropout and score tensors: the 5 a s^2 b / t bytes.
-        extra = attention_s + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
+        # With its softmax, dropout and score tensors: the 5 a s^2 b / t bytes.
+        extra = core_replay + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
     else:
         extra = 0.0
     return LayerTimes(forward, backward, extra, tp_comm, gemm_s, attention_s)
