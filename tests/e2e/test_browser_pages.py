@@ -43,3 +43,18 @@ def test_search_finds_words_in_both_languages(page, lang, query, expected):
     results.first.wait_for(state="visible", timeout=60_000)
     assert results.count() >= 1
     assert expected in page.text_content(".md-search-result").lower()
+
+
+@pytest.mark.parametrize("lang", PAGES)
+def test_every_tab_is_visible_at_the_narrowest_width_with_tabs(page, lang):
+    # Material shows the tab bar from 76.25em (1,220 px) up and scrolls it sideways, with no
+    # scrollbar, when the labels are wider: a tab past the edge is one a reader never finds.
+    page.set_viewport_size({"width": 1220, "height": 700})
+    page.goto("" if lang == "en" else "zh/")
+    tabs = page.locator(".md-tabs__list")
+    labels = [text.strip() for text in tabs.locator(".md-tabs__link").all_text_contents()]
+    assert len(labels) == 8
+    if lang == "zh":
+        assert all(re.search(r"[\u4e00-\u9fff]", label) for label in labels), labels
+    width = tabs.evaluate("list => [list.scrollWidth, list.clientWidth]")
+    assert width[0] <= width[1], (labels, width)
