@@ -5,7 +5,8 @@ import re
 
 from ..slots import slot_renderer
 from ..folding import cjk_tidy
-from ..validation import SUMMARY_LINES, summary
+from ..validation import SUMMARY_LINES, end_to_end_rows, end_to_end_runs, summary
+from ..validation.repeats import repeated_runs, spread_summary
 
 
 def number(value):
@@ -99,6 +100,29 @@ def fill_note(note, rows, where):
     return _NOTE_FIGURE.sub(figure, note)
 
 
+def repeats_view(lang, catalog, runs=None):
+    """The runs published more than once (validation.repeats), as the page's table shows
+    them, and the median and largest spread ("4.2", "17.8"), or None when no run repeats."""
+    repeats = repeated_runs(end_to_end_runs() if runs is None else runs)
+    spreads = spread_summary(repeats)
+    if spreads is None:
+        return [], None
+    titles = catalog["validation"]["groups"]
+    out = []
+    for repeat in repeats:
+        row = row_view(end_to_end_rows(repeat.runs[:1])[0], lang, catalog)
+        # Two repeated runs may share a label (one table's rows with and without an option): the
+        # settings the label leaves out tell them apart.
+        spec, settings = repeat.spec, catalog["validation"]["repeats_settings"]
+        named = [settings["batch"].format(batch=f"{spec['batch']:,}"), settings[spec.get("precision", "bf16")]] + [settings[key] for key in ("tp_comm_overlap",)
+                                                             if spec.get(key) and spec.get("tp", 1) > 1]
+        out.append({"quantity": row["quantity"], "settings": settings["separator"].join(named),
+                    "low": number(repeat.low), "high": number(repeat.high),
+                    "spread": f"{repeat.spread_percent:.1f}", "count": len(repeat.runs),
+                    "groups": [{"id": gid, "title": titles[gid]} for gid in repeat.groups]})
+    return out, {"median": f"{spreads[0]:.1f}", "largest": f"{spreads[1]:.1f}", "runs": len(repeats)}
+
+
 @slot_renderer("validation")
 def render_validation(ctx):
     if ctx.lang == "zh":
@@ -121,8 +145,10 @@ def render_validation(ctx):
                  "count": stats[kind][1]} for kind in SUMMARY_LINES]
     misses, predictions = stats["misses"]
     texts = ctx.catalog["validation"]
+    repeats, spread = repeats_view(ctx.lang, ctx.catalog)
     ctx.add_to_toc([("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
+                   + ([("repeats", texts["repeats_heading"])] if repeats else [])
                    + [("left-out", texts["left_out_heading"])])
     return ctx.env.get_template("validation.html").render(
         t=ctx.catalog, groups=groups, averages=averages, misses=misses, predictions=predictions,
-        prediction_mean=f"{stats['prediction'][0]:.1f}")
+        prediction_mean=f"{stats['prediction'][0]:.1f}", repeats=repeats, spread=spread)
