@@ -100,26 +100,32 @@ def fill_note(note, rows, where):
     return _NOTE_FIGURE.sub(figure, note)
 
 
+def _repeat_settings(repeat, texts):
+    """What a repeated run's label leaves out (two repeated runs may share a label: one
+    table's rows with and without an option): its global batch, precision and, with
+    tensor parallelism, whether its collectives are overlapped."""
+    workload = repeat.runs[0].workload()
+    named = [texts["batch"].format(batch=f"{repeat.spec['batch']:,}"), texts[workload.precision]]
+    if repeat.spec["tp"] > 1:
+        named.append(texts["tp_overlap_on" if workload.tp_comm_overlap else "tp_overlap_off"])
+    return texts["separator"].join(named)
+
+
 def repeats_view(lang, catalog, runs=None):
-    """The runs published more than once (validation.repeats), as the page's table shows
-    them, and the median and largest spread ("4.2", "17.8"), or None when no run repeats."""
+    """The runs published more than once (validation.repeats) as the page's table shows
+    them, and their spread as {"median", "largest", "runs"} texts; ([], None) when no run repeats."""
     repeats = repeated_runs(end_to_end_runs() if runs is None else runs)
     spreads = spread_summary(repeats)
     if spreads is None:
         return [], None
-    titles = catalog["validation"]["groups"]
+    texts = catalog["validation"]
     out = []
     for repeat in repeats:
         row = row_view(end_to_end_rows(repeat.runs[:1])[0], lang, catalog)
-        # Two repeated runs may share a label (one table's rows with and without an option): the
-        # settings the label leaves out tell them apart.
-        spec, settings = repeat.spec, catalog["validation"]["repeats_settings"]
-        named = [settings["batch"].format(batch=f"{spec['batch']:,}"), settings[spec.get("precision", "bf16")]] + [settings[key] for key in ("tp_comm_overlap",)
-                                                             if spec.get(key) and spec.get("tp", 1) > 1]
-        out.append({"quantity": row["quantity"], "settings": settings["separator"].join(named),
+        out.append({"quantity": row["quantity"], "settings": _repeat_settings(repeat, texts["repeats_settings"]),
                     "low": number(repeat.low), "high": number(repeat.high),
                     "spread": f"{repeat.spread_percent:.1f}", "count": len(repeat.runs),
-                    "groups": [{"id": gid, "title": titles[gid]} for gid in repeat.groups]})
+                    "groups": [{"id": gid, "title": texts["groups"][gid]} for gid in repeat.groups]})
     return out, {"median": f"{spreads[0]:.1f}", "largest": f"{spreads[1]:.1f}", "runs": len(repeats)}
 
 
