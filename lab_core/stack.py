@@ -63,6 +63,7 @@ micro-batch's compute (Megatron-Core v0.14 on, DualPipe) or are exposed
 
 from .calibration import FLOAT8_GATHER_BYTES
 from .memory import WEIGHT_BYTES
+from .parallelism import RECOMPUTE_MODES
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 PRECISIONS = ("bf16", "fp8")
@@ -151,7 +152,7 @@ def tp_overlap_waiting_share(stack, recompute):
 
 def least_tp_overlap_waiting_share(stack):
     """The smallest tp_overlap_waiting_share of a stack over recompute modes (planner bounds)."""
-    return min(tp_overlap_waiting_share(stack, mode) for mode in ("none", "full"))
+    return min(tp_overlap_waiting_share(stack, mode) for mode in RECOMPUTE_MODES)
 
 
 def fuses_qkv(stack):

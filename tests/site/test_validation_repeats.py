@@ -12,7 +12,7 @@ from labsite.validation.repeats import repeated_runs, spread_summary
 from labtest import language_dir
 
 _GROUP = {"id": "a", "metric": "tokens_per_s_per_gpu"}
-_SPEC = {"model": "M", "layers": 32, "hidden": 4096, "heads": 32, "gpus": 8, "batch": 128, "seq_len": 8192,
+_SPEC = {"model": "M", "gpu": "h100_80gb", "layers": 32, "hidden": 4096, "heads": 32, "gpus": 8, "batch": 128, "seq_len": 8192,
          "tp": 1, "pp": 1, "precision": "fp8"}
 
 
@@ -29,7 +29,11 @@ def test_the_same_run_from_two_tables_or_names_is_one_repeat():
     assert repeats[0].groups == ["a", "b"]
 
 
-@pytest.mark.parametrize("changes", [{"batch": 256}, {"precision": "bf16"}, {"tp_comm_overlap": True},
+def test_a_row_that_spells_out_a_default_is_the_same_run():
+    assert len(repeated_runs([_run(100.0), _run(104.0, tp_comm_overlap=True, stack="modern")])) == 1
+
+
+@pytest.mark.parametrize("changes", [{"batch": 256}, {"precision": "bf16"}, {"tp_comm_overlap": False},
                                      {"gpus": 16}, {"micro_batch": 2}, {"inter_node_gbps": 100}])
 def test_a_run_that_differs_in_any_input_is_not_a_repeat(changes):
     assert repeated_runs([_run(100.0), _run(110.0, **changes)]) == []

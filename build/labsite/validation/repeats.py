@@ -7,11 +7,7 @@ Memory readings are left out (one run's two memory columns are not two runs)."""
 from dataclasses import dataclass
 from statistics import median
 
-from .runs import _LAYOUT_KEYS, _WORKLOAD_KEYS, MEMORY_METRICS
-
-# What makes two rows the same run. The model's name and the source are not in it:
-# two tables may name one model differently; the metric is, so only like figures compare.
-_SAME_RUN = _WORKLOAD_KEYS + _LAYOUT_KEYS + ("gpus", "batch")
+from .runs import MEMORY_METRICS
 
 
 @dataclass
@@ -43,7 +39,11 @@ class RepeatedRun:
 
 
 def _run_key(run):
-    return tuple(run.spec.get(key) for key in _SAME_RUN) + (run.group["metric"],)
+    """What makes two rows the same run: the Workload and Parallelism the lab evaluates
+    (defaults filled in, so a row that spells one out matches one that leaves it), and the
+    metric, so only like figures compare. The model's name and the source are not in it."""
+    return (tuple(run.workload().to_dict().items()), tuple(run.parallelism().to_dict().items()),
+            run.group["metric"])
 
 
 def repeated_runs(runs):
