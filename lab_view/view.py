@@ -11,6 +11,7 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_core.planner.assumptions import METER_THRESHOLDS
 from lab_core.planner.meters import METERS
 
+from .accuracy import accuracy_text
 from .bars import memory_bar, time_bar
 from .chinese import tighten
 from .diagram import render_mesh
@@ -491,7 +492,7 @@ def _thresholds(catalog):
 
 # The parts of the view a slider move changes at once (render_core): the first
 # answer to a move carries only these; the page keeps the rest until the full answer.
-CORE_PARTS = ("values", "derived", "stage", "meters", "plan", "memory_bar", "time_bar", "figures")
+CORE_PARTS = ("values", "derived", "stage", "meters", "plan", "memory_bar", "time_bar", "figures", "accuracy")
 
 
 def render_core(result, report, catalog, kinds):
@@ -509,6 +510,7 @@ def render_core(result, report, catalog, kinds):
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
         "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
+        "accuracy": accuracy_text(result["workload"], catalog),
     }
 
 

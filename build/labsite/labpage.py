@@ -105,6 +105,7 @@ def lab_page_data(layout, catalog, lang, root, pyzip_url, catalog_extras=None, c
         "mesh_viewbox": MESH_VIEWBOX,
         "cards": cards,
         "rules_href": rules_href,
+        "validation_href": (catalog_extras or {}).get("validation_href", ""),
         "initial": initial,
         "extras": extras,
         "presets": [{"id": preset_id, "name": catalog["presets"]["names"][preset_id]} for preset_id in PRESET_IDS],

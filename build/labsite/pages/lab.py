@@ -9,6 +9,7 @@ from lab_view import Session
 from .. import assets
 from ..labpage import lab_page_data, session_config
 from ..slots import slot_renderer
+from ..validation.accuracy import quoted_run_kinds
 
 CARD_VIEW_DIR = "assets/lab/views"
 
@@ -18,14 +19,16 @@ def rules_short(rules, lang):
              "source": f'{r["source"]["name"]} · {r["source"]["id"]}'} for r in rules]
 
 
-def runtime_catalog_extras(rules, lang, rules_href):
-    """Catalog entries the build makes from data: the rules (for "rules that apply")."""
-    return {"rules_short": rules_short(rules, lang), "rules_href": rules_href}
+def runtime_catalog_extras(rules, lang, rules_href, validation_href="../validation/"):
+    """Catalog entries the build makes from data: the rules (for "rules that apply") and how far
+    the model was from published runs by kind of run (validation.accuracy, for the figures' note)."""
+    return {"rules_short": rules_short(rules, lang), "rules_href": rules_href,
+            "run_kinds": [kind.to_dict() for kind in quoted_run_kinds()], "validation_href": validation_href}
 
 
-def runtime_session_config(layout, catalog, lang, rules, rules_href="../rules/"):
+def runtime_session_config(layout, catalog, lang, rules, rules_href="../rules/", validation_href="../validation/"):
     """The exact lab_view.Session configuration the lab page ships for ``lang``."""
-    return session_config(layout, catalog, runtime_catalog_extras(rules, lang, rules_href))
+    return session_config(layout, catalog, runtime_catalog_extras(rules, lang, rules_href, validation_href))
 
 
 def _card_results(ctx, config, script):
@@ -54,7 +57,7 @@ def _card_results(ctx, config, script):
 @slot_renderer("lab")
 def render_lab(ctx):
     pyzip_url = f"{ctx.root}{assets.PYZIP_DIR}/{ctx.build.pyzip_name}"
-    extras = runtime_catalog_extras(ctx.build.rules, ctx.lang, ctx.link("rules/"))
+    extras = runtime_catalog_extras(ctx.build.rules, ctx.lang, ctx.link("rules/"), ctx.link("validation/"))
     script = {}
     data = lab_page_data(ctx.build.layout, ctx.catalog, ctx.lang, ctx.root, pyzip_url,
                          catalog_extras=extras, card_builder=lambda config: _card_results(ctx, config, script),

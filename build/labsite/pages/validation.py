@@ -6,7 +6,9 @@ import re
 from ..slots import slot_renderer
 from ..folding import cjk_tidy
 from ..validation import SUMMARY_LINES, end_to_end_rows, end_to_end_runs, summary
+from ..validation.accuracy import MIN_RUNS, quoted_run_kinds
 from ..validation.repeats import repeated_runs, spread_summary
+from lab_view.accuracy import kind_words
 
 
 def number(value):
@@ -129,6 +131,21 @@ def repeats_view(lang, catalog, runs=None):
     return out, {"median": f"{spreads[0]:.1f}", "largest": f"{spreads[1]:.1f}", "runs": len(repeats)}
 
 
+def run_kinds_view(catalog, kinds=None):
+    """The kinds of run the lab quotes under its figures (validation.accuracy), as the page's
+    table shows them; a broader kind with the very runs of one listed before it is left out."""
+    texts = catalog["lab"]["accuracy"]
+    out, seen = [], set()
+    for kind in quoted_run_kinds() if kinds is None else kinds:
+        figures = (kind.runs, kind.median, kind.bound, kind.bias)
+        if figures in seen:
+            continue
+        seen.add(figures)
+        out.append({"kind": kind_words(kind.to_dict(), texts), "runs": kind.runs, "median": f"{100 * kind.median:.1f}",
+                    "bound": f"{100 * kind.bound:.1f}", "bias": signed(100 * kind.bias)})
+    return out
+
+
 @slot_renderer("validation")
 def render_validation(ctx):
     if ctx.lang == "zh":
@@ -152,9 +169,11 @@ def render_validation(ctx):
     misses, predictions = stats["misses"]
     texts = ctx.catalog["validation"]
     repeats, spread = repeats_view(ctx.lang, ctx.catalog)
-    ctx.add_to_toc([("summary", texts["summary_heading"])] + [(g["id"], g["title"]) for g in groups]
+    ctx.add_to_toc([("summary", texts["summary_heading"]), ("run-kinds", texts["run_kinds_heading"])]
+                   + [(g["id"], g["title"]) for g in groups]
                    + ([("repeats", texts["repeats_heading"])] if repeats else [])
                    + [("left-out", texts["left_out_heading"])])
     return ctx.env.get_template("validation.html").render(
         t=ctx.catalog, groups=groups, averages=averages, misses=misses, predictions=predictions,
-        prediction_mean=f"{stats['prediction'][0]:.1f}", repeats=repeats, spread=spread)
+        prediction_mean=f"{stats['prediction'][0]:.1f}", repeats=repeats, spread=spread,
+        run_kinds=run_kinds_view(ctx.catalog), min_runs=MIN_RUNS)
