@@ -20,14 +20,19 @@ def run_kind(kinds, workload):
     return None
 
 
+def kind_parts(kind, texts):
+    """(stack, model, GPUs) of a kind of run in words, "any …" where the kind leaves one open."""
+    return (texts["stacks"][kind["stack"]] if kind["stack"] is not None else texts["any_stack"],
+            texts["any_model"] if kind["moe"] is None else texts["moe" if kind["moe"] else "dense"],
+            texts["architectures"][kind["architecture"]] if kind["architecture"] is not None else texts["any_gpu"])
+
+
 def kind_words(kind, texts):
-    """The kind of run in words: "Megatron-Core / NeMo stack, dense model, Hopper GPUs …"."""
-    parts = [texts["stacks"][kind["stack"]] if kind["stack"] is not None else texts["any_stack"]]
-    if kind["moe"] is not None:
-        parts.append(texts["moe" if kind["moe"] else "dense"])
-    if kind["architecture"] is not None:
-        parts.append(texts["architectures"][kind["architecture"]])
-    return texts["separator"].join(parts)
+    """The kind of run in words: "Megatron-Core / NeMo stack, dense model, H100, H200 or H800 GPUs",
+    naming only what the kind fixes (the stack always)."""
+    stack, model, gpus = kind_parts(kind, texts)
+    named = (True, kind["moe"] is not None, kind["architecture"] is not None)
+    return texts["separator"].join(part for part, shown in zip((stack, model, gpus), named) if shown)
 
 
 def accuracy_text(workload, catalog):

@@ -8,7 +8,7 @@ from ..folding import cjk_tidy
 from ..validation import SUMMARY_LINES, end_to_end_rows, end_to_end_runs, summary
 from ..validation.accuracy import MIN_RUNS, quoted_run_kinds
 from ..validation.repeats import repeated_runs, spread_summary
-from lab_view.accuracy import kind_words
+from lab_view.accuracy import kind_parts
 
 
 def number(value):
@@ -141,7 +141,8 @@ def run_kinds_view(catalog, kinds=None):
         if figures in seen:
             continue
         seen.add(figures)
-        out.append({"kind": kind_words(kind.to_dict(), texts), "runs": kind.runs, "median": f"{100 * kind.median:.1f}",
+        stack, model, gpus = kind_parts(kind.to_dict(), texts)
+        out.append({"stack": stack, "model": model, "gpus": gpus, "runs": kind.runs, "median": f"{100 * kind.median:.1f}",
                     "bound": f"{100 * kind.bound:.1f}", "bias": signed(100 * kind.bias)})
     return out
 
