@@ -16,6 +16,17 @@ from labsite.paths import ROOT
 from labsite.validation import (END_TO_END, MEMORY_METRICS, PUBLISHED, SUMMARY_LINES, end_to_end_rows, end_to_end_runs,
                                 fact_rows,
                                 page_rows, scenario_rows, summary)
+from labsite.validation.accuracy import run_kinds
+
+
+def kind_lines(end_to_end, rows):
+    """The kinds of run of labsite.validation.accuracy, one line each ('-': any)."""
+    lines = [f"  {'stack':16s} {'model':6s} {'GPUs':9s} {'runs':>5s} {'median':>7s} {'9 in 10':>8s} {'signed':>7s}"]
+    for kind in run_kinds(end_to_end, rows):
+        model = "-" if kind.moe is None else ("moe" if kind.moe else "dense")
+        lines.append(f"  {kind.stack or '-':16s} {model:6s} {kind.architecture or '-':9s} {kind.runs:5d} "
+                     f"{100 * kind.median:7.2f} {100 * kind.bound:8.2f} {100 * kind.bias:+7.2f}")
+    return lines
 
 
 def _verdict(row):
@@ -128,6 +139,8 @@ def main():
         print(f"  {line:10s} {mean:6.2f}% over {count} rows")
     misses, predictions = stats["misses"]
     print(f"  {misses} of {predictions} out-of-sample predictions miss by more than 10%")
+    print("By kind of run, as the lab quotes them under its figures (out-of-sample speed rows; error %):")
+    print("\n".join(kind_lines(end_to_end, runs)))
     print("Targets (issue 14) on the end-to-end runs:")
     print("\n".join(target_lines(end_to_end, runs)))
     outside = [row for row in table if not row.within()]

@@ -3,7 +3,9 @@ issue 14 set is printed with its mean, the rows past its row limit, and NOT MET 
 from types import SimpleNamespace
 
 from labsite.validation import Row, Tolerance
-from labtools.validation_report import TARGETS, target_lines
+from labsite.validation import end_to_end_rows, end_to_end_runs
+from labsite.validation.accuracy import quoted_run_kinds
+from labtools.validation_report import TARGETS, kind_lines, target_lines
 
 
 def _pair(error, metric="tokens_per_s_per_gpu", kind="prediction", modern=True, megatron=False):
@@ -39,3 +41,12 @@ def test_a_mean_over_its_limit_fails():
              _pair(1.0, metric="reserved_memory_gib", modern=False), _pair(9.0, kind="held_out")]
     lines = _lines(pairs)
     assert [("NOT MET" in line) for line in lines] == [False, True, False, True]
+
+
+def test_the_kinds_of_run_print_as_the_lab_quotes_them():
+    runs = end_to_end_runs()
+    lines = kind_lines(runs, end_to_end_rows(runs))
+    kinds = quoted_run_kinds()
+    assert len(lines) == 1 + len(kinds)
+    for line, kind in zip(lines[1:], kinds):
+        assert line.split()[3:6] == [str(kind.runs), f"{100 * kind.median:.2f}", f"{100 * kind.bound:.2f}"]
