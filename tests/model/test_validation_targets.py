@@ -2,8 +2,7 @@
 issue 14 set is printed with its mean, the rows past its row limit, and NOT MET when missed."""
 from types import SimpleNamespace
 
-from labsite.validation import Row, Tolerance
-from labsite.validation import end_to_end_rows, end_to_end_runs
+from labsite.validation import Row, Tolerance, end_to_end_rows, end_to_end_runs
 from labsite.validation.accuracy import quoted_run_kinds
 from labtools.validation_report import TARGETS, kind_lines, target_lines
 
