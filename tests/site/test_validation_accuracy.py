@@ -1,6 +1,7 @@
 """How far the model was from published runs by kind of run (labsite.validation.accuracy):
-which rows count, the figures of each kind, the lab's sentence under its figures and the
-validation page's table, in both languages, every figure computed from end_to_end.yaml."""
+which rows count, the figures of each kind, the lab's sentence under its figures, the
+validation page's table and the worked design's paragraph, in both languages, every figure
+computed from end_to_end.yaml."""
 import math
 import os
 import re
@@ -15,6 +16,8 @@ from labsite.catalog import LANGUAGES, load_catalogs
 from labsite.labpage import default_inputs, load_lab_layout
 from labsite.pages.lab import runtime_session_config
 from labsite.pages.rules import load_rules
+from labsite.tutorial_values import chapter_data
+from labsite.tutorial_values.design import WORKLOAD
 from labsite.validation import MEMORY_METRICS, EndToEndRun, end_to_end_rows, end_to_end_runs
 from labsite.validation.accuracy import MIN_RUNS, kind_of, quoted_run_kinds, run_kinds
 from lab_view import Session
@@ -144,3 +147,11 @@ def test_the_pages_show_the_kinds_and_link_to_them(built_site, lang):
     assert cells and set(cells) <= shown
     # A broader kind with the very runs of a narrower one is not listed again.
     assert len({cell[3:] for cell in cells}) == len(cells)
+
+
+def test_the_worked_design_quotes_the_kind_the_lab_quotes_for_its_brief():
+    values = chapter_data("design").values
+    kind = run_kind([k.to_dict() for k in quoted_run_kinds()], dict({"stack": "modern", "experts": 0}, **WORKLOAD))
+    assert values["acc_runs"][0] == kind["runs"]
+    assert (values["acc_median"][0], values["acc_bound"][0]) == (kind["median"], kind["bound"])
+    assert values["acc_bias"][0] == abs(kind["bias"])

@@ -17,6 +17,9 @@ from lab_core.planner import recommend
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from lab_core.timing import layer_times
 
+from lab_view.accuracy import run_kind
+
+from ..validation.accuracy import quoted_run_kinds
 from .activations import LLAMA70_SHAPE
 from .common import Chapter, case, chapter, evaluate, exercise, layout_text
 from .scenario_runs import branch, published_run, run_name, state_values
@@ -283,6 +286,21 @@ def _sensitivity_values(plan_tokens_per_s):
     return values
 
 
+def _accuracy_values(w):
+    """How far the model was from published runs like this brief's, none used to fit it
+    (labsite.validation.accuracy, the kind the lab quotes under its figures): how much a
+    margin between two plans means."""
+    if w.experts:
+        raise ValueError("the chapter's words for the kind of run say a dense model; the brief is one")
+    kind = run_kind([k.to_dict() for k in quoted_run_kinds()], {"stack": w.stack, "experts": w.experts, "gpu": w.gpu})
+    level = ("gpu" if kind["architecture"] is not None else "model" if kind["moe"] is not None
+             else "stack" if kind["stack"] is not None else "all")
+    return {"acc_runs": (kind["runs"], "count"), "acc_median": (kind["median"], "percent"),
+            "acc_bound": (kind["bound"], "percent"), "acc_bias": (abs(kind["bias"]), "percent"),
+            "acc_side": branch(kind["bias"] < 0.0, "slow", "fast"),
+            "acc_level": case(level, "gpu", "model", "stack", "all")}
+
+
 def _variant_values():
     """Llama 3 405B on the same 512 H100s: its published workload with this cluster's GPU count."""
     workload, _ = published_run("llama3-405b")
@@ -351,7 +369,8 @@ def design_chapter():
     values = {}
     for part in (_brief_values(w), _memory_values(w), _tp_values(w), _pp_values(w, plain, r_plain),
                  _schedule_values(w, plain, r_plain), _sync_values(w, layout, r), _activation_values(w, layout, r),
-                 _checkpoint_values(w, r), _data_values(w, r), _variant_values(), _exercise_values(layout)):
+                 _checkpoint_values(w, r), _data_values(w, r), _variant_values(), _exercise_values(layout),
+                 _accuracy_values(w)):
         values.update(part)
     values.update(_bigger_cluster_verdict(values))
     plan_values, chart, figure = _plan_values(w, layout, r)
