@@ -25,7 +25,8 @@ class WorkloadContext:
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
                  "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
-                 "failures", "per_op_selective", "fp8_inputs", "gathered_inputs", "loss_bytes_per_logit")
+                 "failures", "per_op_selective", "fp8_inputs", "gathered_inputs", "loss_bytes_per_logit",
+                 "pipeline_schedule")
 
     def __init__(self, w):
         shape = w.shape
@@ -49,6 +50,7 @@ class WorkloadContext:
         self.per_node_dispatch = w.moe_dispatcher == "per_node"
         # Expert-parallel all-to-all overlap is a modern-stack feature (stack.py).
         self.moe_overlap = self.modern and w.moe_comm_overlap
+        self.pipeline_schedule = w.pipeline_schedule
         self.seq_len = w.seq_len
         self.hidden = shape.hidden
         self.heads = shape.heads

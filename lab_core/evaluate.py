@@ -44,7 +44,7 @@ def evaluate(workload, parallelism):
     ctx = context_for(workload)
     memory = memory_of(ctx, par, layout)
     micro_batch = micro_batch_times(ctx, par, layout)
-    pipe = pipeline_times(micro_batch, par.pp, par.interleave)
+    pipe = pipeline_times(micro_batch, par.pp, par.interleave, ctx.pipeline_schedule)
     sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.sync_params)
     step_s = micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
     rates = throughput(ctx, par.recompute, step_s)

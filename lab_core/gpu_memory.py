@@ -6,7 +6,12 @@ differ: the first holds the embedding and the most in-flight micro-batches
 under 1F1B (p of them), the second p - 1, the last one micro-batch but the
 output layer (arXiv:2205.05198 Sec 4.2.3). With an uneven split
 (parallelism.stage_split) any of them can be the heaviest, so each kind of
-stage is costed and the largest total is the GPU's memory.
+stage is costed and the largest total is the GPU's memory. DualPipe keeps two
+copies of a stage's weights and p + 1 micro-batches of activations on every GPU,
+DualPipeV p + 1/2 (pipeline.weight_copies, pipeline.in_flight_chunks); the GPU's
+two stages are costed as two of its own (TEACHING ASSUMPTION: the mirror stage
+holds what this one does, exact for an even split with the embedding and the
+output layer of one size).
 Sources: ZeRO sharding, arXiv:1910.02054 Sec 5 (memory.model_state_parts);
 activations, arXiv:2205.05198 Table 2 and Eq 5 (activations.py); the
 recompute working set, arXiv:1604.06174 Sec 4 (activations.working_bytes);
@@ -18,6 +23,7 @@ from . import calibration as cal
 from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_bytes, moe_dispatch_bytes,
                           output_input_bytes, per_layer_bytes, per_op_selective_bytes, working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
+from .pipeline import in_flight_chunks, weight_copies
 
 
 class MemoryBreakdown:
@@ -74,6 +80,7 @@ def stage_params(ctx, tp, stage, pp, ep=1):
     experts are shared too. Expert: its routed experts split ep ways by expert
     parallelism, whole experts on each GPU (expert tensor parallelism 1, as
     Megatron-Core's parallel folding allows, arXiv:2504.14960 Sec 3.2).
+    Under DualPipe a GPU also holds its mirror stage's: twice these (pipeline.weight_copies).
     """
     shape = ctx.shape
     shared = stage.dense * shape.layer_params / tp
@@ -85,7 +92,8 @@ def stage_params(ctx, tp, stage, pp, ep=1):
         shared += ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
     if stage.output and pp > 1:
         shared += ctx.vocab * ctx.hidden / tp
-    return shared, expert
+    copies = weight_copies(pp, ctx.pipeline_schedule)
+    return shared * copies, expert * copies
 
 
 def state_parts(ctx, tp, params, shard_ranks, zero, expert_params=0.0, expert_shard_ranks=1, ep=1):
@@ -180,7 +188,7 @@ def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_bat
     micro-batches, the embedding mask or output layer, the working set."""
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
     b, h = micro_batch, ctx.hidden
-    in_flight = min(pp - stage.index, micro_batches)
+    in_flight = in_flight_chunks(pp, stage.index, micro_batches, ctx.pipeline_schedule)
     total = terms[1] * in_flight * interleave_multiplier(pp, interleave)
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .calibration import GPU_FAILURES_PER_HOUR
 from .checkpoint_modes import CHECKPOINT_MODES
 from .hardware import DEFAULT_GPU, GPU_PRESETS
+from .pipeline import PIPELINE_SCHEDULES
 from .stack import MOE_DISPATCHERS, PRECISIONS, STACKS
 
 
@@ -163,6 +164,10 @@ INPUT_SPECS = (
     # (device-to-host snapshot, background persist) or in-memory copies on peers.
     InputSpec("checkpoint_mode", "mode id", None, None, "async", log_scale=False, slider=False, kind="choice",
               choices=CHECKPOINT_MODES),
+    # The pipeline schedule the framework runs (pipeline.py): 1F1B (interleaved with
+    # interleave > 1), DeepSeek-V3's DualPipe or the V-shaped DualPipeV.
+    InputSpec("pipeline_schedule", "schedule id", None, None, PIPELINE_SCHEDULES[0], log_scale=False, slider=False,
+              kind="choice", choices=PIPELINE_SCHEDULES),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

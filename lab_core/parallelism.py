@@ -198,7 +198,7 @@ def check_layout(workload, par):
     layers split over the stages (stage_split); dp divides the global batch of
     sequences and micro_batch divides the per-replica batch; interleaving needs
     the micro-batch count to be a multiple of pp (arXiv:2104.04473 Sec 2.2.2);
-    the ZeRO stage is one the stack runs with that pipeline (zero_stages).
+    the bidirectional schedules' own rules (check_schedule); the ZeRO stage is one the stack runs with that pipeline (zero_stages).
     """
     shape = workload.shape
     gpus = workload.gpus
@@ -233,12 +233,44 @@ def check_layout(workload, par):
     if par.interleave > 1 and micro_batches % par.pp:
         raise LabInputError("interleave", par.interleave, f"1, or micro-batches ({micro_batches}) a multiple of pp={par.pp}",
                             "inconsistent")
+    check_schedule(workload.pipeline_schedule, par, micro_batches)
     if par.zero not in zero_stages(workload.stack, par.pp, True):
         raise LabInputError("zero", par.zero, "0, 1", "inconsistent",
                             "with the PyTorch-native stack and pp > 1: PyTorch's pipeline keeps FSDP's weights "
                             "and gradients whole through the step (ZeRO-1)")
     check_experts(shape.experts, par)
     return Layout(micro_batches, first, middle, last)
+
+
+def check_schedule(schedule, par, micro_batches):
+    """DualPipe and DualPipeV (pipeline.py) with a pipeline: they place two chunks on each
+    GPU themselves (interleave 1), and need at least 2 pp micro-batches per step; DualPipe
+    also an even number of stages and of micro-batches (deepseek-ai/DualPipe:
+    dualpipe.py asserts num_ranks % 2 == 0 and num_chunks % 2 == 0 and num_chunks >=
+    num_ranks * 2; dualpipev.py num_chunks >= num_ranks * 2)."""
+    if par.pp == 1 or schedule == "1f1b":
+        return
+    if par.interleave > 1:
+        raise LabInputError("interleave", par.interleave, f"1 with the {schedule} schedule", "inconsistent",
+                            "the schedule places two chunks on each GPU itself")
+    if schedule == "dualpipe" and par.pp % 2:
+        raise LabInputError("pp", par.pp, "an even pp with DualPipe", "inconsistent",
+                            "DualPipe pairs each stage with its mirror")
+    even = schedule == "dualpipe"
+    if micro_batches < 2 * par.pp or (even and micro_batches % 2):
+        raise LabInputError("micro_batch", par.micro_batch,
+                            f"one that leaves at least 2 pp = {2 * par.pp}{' (an even number)' if even else ''} "
+                            f"micro-batches per step, not {micro_batches}", "inconsistent")
+
+
+def schedule_allows(schedule, pp, micro_batches):
+    """Whether a pipeline of pp stages can run micro_batches per step under the schedule
+    without interleaving (check_schedule's rules; the planner asks before it builds a plan)."""
+    if pp == 1 or schedule == "1f1b":
+        return True
+    if schedule == "dualpipe" and (pp % 2 or micro_batches % 2):
+        return False
+    return micro_batches >= 2 * pp
 
 
 def check_experts(experts, par):

@@ -194,7 +194,10 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.zero_comm_total_s = sync.zero_total
     r.optimizer_s = sync.optimizer
     r.micro_batches = m
-    r.bubble_fraction = bubble_fraction(par.pp, m, par.interleave)
+    # Bubble over ideal time: (p - 1) / (v m) under 1F1B; the bidirectional schedules' bubble
+    # over m slots of the same micro-batch (pipeline.bubble_time).
+    r.bubble_fraction = (bubble_fraction(par.pp, m, par.interleave) if ctx.pipeline_schedule == "1f1b" or par.pp == 1
+                         else pipe.bubble / (m * (pipe.busy + micro_batch.p2p)))
     r.dp_link = sync.link
     r.bottleneck_stage = micro_batch.stage
 

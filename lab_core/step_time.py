@@ -24,11 +24,14 @@ class MicroBatchTimes:
     tp_comm, cp_comm and ep_comm (expert-parallel all-to-all) are what stays
     exposed; *_total what the collectives take in all. layer_forward /
     layer_backward are one layer's compute (the windows per-layer ZeRO-3
-    gathers hide behind); layers is the stage's count.
+    gathers hide behind); layers is the stage's count. weight_grad is the
+    backward's weight-gradient GEMMs (the W of the bidirectional schedules,
+    pipeline.bubble_time): as many FLOPs as the forward GEMMs, at their rate.
     """
 
     __slots__ = ("forward", "backward", "recompute", "tp_comm", "tp_comm_total", "cp_comm", "cp_comm_total",
-                 "ep_comm", "ep_comm_total", "p2p", "layer_forward", "layer_backward", "layers", "stage")
+                 "ep_comm", "ep_comm_total", "p2p", "layer_forward", "layer_backward", "layers", "stage",
+                 "weight_grad")
 
     @property
     def busy(self):
@@ -119,9 +122,12 @@ def micro_batch_times(ctx, par, layout):
     mb.stage, mb.layers = stage.kind, stage.layers
     mb.forward = (logits[0] if stage.output else 0.0)
     mb.backward = (logits[1] if stage.output else 0.0)
+    # The output layer is one GEMM: its weight gradient takes what its forward does.
+    mb.weight_grad = mb.forward
     mb.recompute = mb.tp_comm = mb.tp_comm_total = mb.cp_comm = mb.cp_comm_total = 0.0
     mb.ep_comm = mb.ep_comm_total = 0.0
     for count, kind in kinds:
+        mb.weight_grad += count * kind.times.gemm_forward
         mb.forward += count * kind.times.forward
         mb.backward += count * kind.times.backward
         mb.recompute += count * kind.times.recompute
@@ -368,15 +374,16 @@ class PipelineTimes:
     __slots__ = ("busy", "steady", "bubble")
 
 
-def pipeline_times(mb, pp, interleave):
+def pipeline_times(mb, pp, interleave, schedule="1f1b"):
     """Sends run asynchronously behind the next chunk's compute in the steady
     1F1B phase (Llama 3, arXiv:2407.21783 Sec 3.3.2; Megatron-Core's overlapped
     p2p): a slot lasts max(compute, sends). In the fill and drain phases each
-    hop waits for its data, so the bubble carries both (pipeline.bubble_time).
-    With uneven stages the slowest stage's slot is used throughout.
+    hop waits for its data, so the bubble carries both (pipeline.bubble_time,
+    by schedule). With uneven stages the slowest stage's slot is used throughout.
     """
     pipe = PipelineTimes()
     pipe.busy = mb.busy
     pipe.steady = pipe.busy if pipe.busy >= mb.p2p else mb.p2p
-    pipe.bubble = bubble_time(pp, interleave, pipe.busy + mb.p2p)
+    pipe.bubble = bubble_time(pp, interleave, pipe.busy + mb.p2p, schedule, mb.backward + mb.recompute,
+                              mb.weight_grad)
     return pipe

@@ -105,6 +105,7 @@ class Workload:
     compiled_loss: bool = _default("compiled_loss")
     te_attention: bool = _default("te_attention")
     checkpoint_mode: str = _default("checkpoint_mode")
+    pipeline_schedule: str = _default("pipeline_schedule")
 
     def __post_init__(self):
         for name in field_names(type(self)):

@@ -8,6 +8,7 @@ paint from the same dict.
 from html import escape
 
 from lab_core.inputs import SPEC_BY_NAME
+from lab_core.pipeline import SCHEDULE_NAMES, bubble_fraction
 from lab_core.planner.assumptions import METER_THRESHOLDS
 from lab_core.planner.meters import METERS
 
@@ -254,16 +255,25 @@ def _figures(plan, report, catalog):
     }
 
 
-def _schedule(par, report, catalog):
+def _schedule(par, report, catalog, schedule="1f1b"):
+    """The pipeline picture and its caption. The bidirectional schedules (DualPipe, DualPipeV) are
+    not drawn: the picture is plain 1F1B's with the same stages and micro-batches, and the caption
+    says so with both bubbles."""
     texts = catalog["lab"]["schedule"]
+    units = catalog["units"]
     micro = int(report["time"]["micro_batches"])
     interleave = par.get("interleave", 1)
     svg, drawn = render_schedule(par["pp"], micro, texts, interleave)
     interleaved = drawn["chunks_drawn"] > 1
-    caption = texts["caption_interleaved" if interleaved else "caption"].format(
-        p=par["pp"], m=f"{micro:,}", bubble=format_quantity(report["time"]["bubble_fraction"], "percent", catalog["units"]),
-        p_drawn=drawn["stages_drawn"], m_drawn=drawn["micro_drawn"], v=interleave, v_drawn=drawn["chunks_drawn"],
-    )
+    numbers = dict(p=par["pp"], m=f"{micro:,}", bubble=format_quantity(report["time"]["bubble_fraction"], "percent", units),
+                   p_drawn=drawn["stages_drawn"], m_drawn=drawn["micro_drawn"], v=interleave,
+                   v_drawn=drawn["chunks_drawn"])
+    if schedule != "1f1b":
+        caption = texts["caption_bidirectional"].format(
+            name=SCHEDULE_NAMES[schedule], plain=format_quantity(bubble_fraction(par["pp"], micro), "percent", units),
+            **numbers)
+    else:
+        caption = texts["caption_interleaved" if interleaved else "caption"].format(**numbers)
     if par["pp"] == 1:
         caption = texts["no_pipeline"]
     return {"svg": svg, "caption": caption, "single_chunk": not interleaved}
@@ -521,7 +531,7 @@ def render_result(result, report, catalog, kinds, changed=()):
     view = render_core(result, report, catalog, kinds)
     view.update({
         "thresholds": _thresholds(catalog),
-        "schedule": _schedule(plan["parallelism"], report, catalog),
+        "schedule": _schedule(plan["parallelism"], report, catalog, result["workload"]["pipeline_schedule"]),
         "diagram": _diagram(plan, catalog),
         "decisions": _decisions(plan, catalog, set(changed)),
         "alternatives": _alternatives(plan, catalog),

@@ -22,7 +22,7 @@ sections are strict models).
 """
 import json
 
-from .notes import Notes, architecture_notes, attention_kernel_note, header_lines
+from .notes import Notes, architecture_notes, attention_kernel_note, header_lines, schedule_note
 
 
 def _zero(f, notes):
@@ -130,6 +130,7 @@ def config(f, notes):
 def render(f, texts, framework):
     notes = Notes()
     body = config(f, notes)
+    schedule_note(f, notes, framework)
     document = {"comment": header_lines(texts, framework, f, notes)}
     document.update(body)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n", notes

@@ -30,7 +30,7 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
 """
 from ..presets import PRESETS
 from .facts import virtual_stage_layers
-from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
+from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes, schedule_note
 
 
 def _parallel_flags(f, notes):
@@ -261,6 +261,7 @@ def _torchrun(f):
 def render(f, texts, framework):
     notes = Notes()
     flags = megatron_flags(f, notes)
+    schedule_note(f, notes, framework)
     lines = [comment_block(header_lines(texts, framework, f, notes)), ""]
     if _needs_one_connection(f, flags):
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")

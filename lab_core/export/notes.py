@@ -6,6 +6,7 @@ in content/i18n/<lang>/export.yaml, passed in as ``texts``); this module only
 picks the entries by id and fills their numbers, so every language gets the
 same notes.
 """
+from ..pipeline import SCHEDULE_NAMES, bubble_fraction
 from ..stack import attention_kernels
 
 
@@ -69,3 +70,14 @@ def architecture_notes(facts, notes):
     if not workload.flash_attention:
         notes.add("no_flash_attention")
     notes.add("state_bytes", state_bytes=workload.state_bytes_per_param)
+
+
+def schedule_note(facts, notes, framework, offered=()):
+    """A pipelined plan on a bidirectional schedule (Workload.pipeline_schedule) the framework does not
+    offer (``offered``: the ones it does): the file runs 1F1B with the same stages, and says what that costs."""
+    schedule = facts.workload.pipeline_schedule
+    if facts.par.pp == 1 or schedule == "1f1b" or schedule in offered:
+        return
+    notes.add("schedule_not_offered", schedule=SCHEDULE_NAMES[schedule], framework=framework.name,
+              bubble=round(100.0 * facts.report.bubble_fraction, 1),
+              plain=round(100.0 * bubble_fraction(facts.par.pp, facts.micro_batches), 1))

@@ -51,7 +51,7 @@ from ..stack import attention_kernels
 from ..presets import PRESETS
 from . import toml
 from .facts import virtual_stage_layers
-from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes
+from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes, schedule_note
 
 
 def _pipeline_micro_batch(f, notes):
@@ -70,6 +70,25 @@ def _pipeline_micro_batch(f, notes):
     notes.add("torchtitan_micro_batch_split", pp=par.pp, per_replica=f.per_replica, micro_batch=micro,
               micro_batches=f.per_replica // micro, plan_micro_batch=par.micro_batch, plan_micro_batches=f.micro_batches)
     return micro
+
+
+def _dualpipev(f, notes):
+    """DualPipeV (torchtitan's ScheduleDualPipeV, a "v" style schedule: 2 pp stages, rank r running stage r
+    and stage 2 pp - 1 - r, distributed/pipeline_parallel.py _get_stage_indices at v0.2.2): each rank's layers
+    of the plan in two chunks, the first going down the ranks and the second back up, named module by module;
+    the micro-batch is the plan's (it leaves at least 2 pp micro-batches, parallelism.check_schedule)."""
+    per_rank = [f.first_layers] + [f.middle_layers] * (f.par.pp - 2) + [f.last_layers]
+    counts = [n - n // 2 for n in per_rank] + [n // 2 for n in reversed(per_rank)]
+    parts, start = [], 0
+    for layers in counts:
+        parts.append([f"layers.{i}" for i in range(start, start + layers)])
+        start += layers
+    parts[0].insert(0, "tok_embeddings")
+    parts[-1] += ["norm", "output"]
+    if not all(parts):
+        notes.add("torchtitan_dualpipev_empty", least=min(per_rank))
+    return [("pipeline_parallel_degree", f.par.pp), ("pipeline_parallel_schedule", "DualPipeV"),
+            ("module_fqns_per_model_part", parts), ("pipeline_parallel_microbatch_size", f.par.micro_batch)]
 
 
 def _model_parts(f):
@@ -94,6 +113,8 @@ def _pipeline(f, notes):
     par = f.par
     if par.pp == 1:
         return []
+    if f.workload.pipeline_schedule == "dualpipev":
+        return _dualpipev(f, notes)
     middle, v = f.middle_layers, par.interleave
     first_less, last_less = middle - f.first_layers, middle - f.last_layers
     per_chunk = middle // v
@@ -272,4 +293,5 @@ def job_sections(f, notes):
 def render(f, texts, framework):
     notes = Notes()
     sections = job_sections(f, notes)
+    schedule_note(f, notes, framework, offered=("dualpipev",))
     return comment_block(header_lines(texts, framework, f, notes)) + "\n\n" + toml.tables(sections), notes

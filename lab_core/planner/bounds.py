@@ -19,6 +19,7 @@ from ..gpu_memory import stage_params
 from .memory_table import table_for
 from ..sync import fsdp_unit_times, modern_sync, group_per_node, optimizer_time, replica_sync, zero3_times
 from ..parallelism import Parallelism, zero_stages
+from ..pipeline import least_drain_slots
 from ..stack import least_tp_overlap_waiting_share
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds, pipeline_span)
@@ -575,6 +576,9 @@ class SharedFloor:
         best = None
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
+        # The fill and drain's slots of busy time (by interleaving) and of sends (pipeline.least_drain_slots).
+        schedule = ctx.pipeline_schedule
+        send_slots = least_drain_slots(grid.pp, 1, schedule)
         traffic, fsdp, expert = 0.0, None, 0.0
         if zero3 is None:
             sync, per_micro_batch = sync_floor(ctx, grid), 0.0
@@ -595,7 +599,9 @@ class SharedFloor:
         order = []
         for row in rows:
             m = sequences // row[0]
-            bubble = 1.0 + drain / (row[1] * m)
+            # (p - 1)/(v m) under 1F1B written out: the search's hottest loop.
+            bubble = (1.0 + drain / (row[1] * m) if schedule == "1f1b"
+                      else 1.0 + least_drain_slots(grid.pp, row[1], schedule) / m)
             order.append((busy_floor * bubble + per_micro_batch * m + repeat * (m - 1), bubble, -row[0], row))
         order.sort()
         windows = 2.0 if ctx.shape.experts is not None else 1.0
@@ -614,7 +620,7 @@ class SharedFloor:
                 step = busy * bubble + per_micro_batch * m
             if drain:
                 sends = self.sends_at(ctx, grid, b)
-                step = (step if step > m * sends else m * sends) + drain * sends
+                step = (step if step > m * sends else m * sends) + send_slots * sends
             step += repeat * (m - 1)
             if best is None or step < best:
                 best = step
@@ -655,7 +661,8 @@ class SharedFloor:
             return step
         sequences = ctx.batch_sequences // grid.dp
         steady = sequences / sizes[-1] * self.sends_at(ctx, grid, sizes[-1])
-        return (step if step > steady else steady) + (grid.pp - 1.0) * self.sends_at(ctx, grid, sizes[0])
+        return (step if step > steady else steady) + (least_drain_slots(grid.pp, 1, ctx.pipeline_schedule)
+                                                      * self.sends_at(ctx, grid, sizes[0]))
 
     @staticmethod
     def optimizer_s(ctx, grid):
@@ -725,7 +732,7 @@ class StepBound:
     combines these with the busy time at its least (see there).
     """
 
-    __slots__ = ("sequences_per_replica", "pp", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
+    __slots__ = ("sequences_per_replica", "pp", "schedule", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
                  "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
@@ -743,6 +750,7 @@ class StepBound:
         # step() and _busy() by their arguments: the search asks for the same ones again.
         self.steps, self.busy = {}, {}
         self.pp = pp
+        self.schedule = ctx.pipeline_schedule
         self.syncs = grid.shards
         self.modern = ctx.modern
         self.tp_exposed_share = _tp_exposed_share(ctx, tp)
@@ -821,8 +829,9 @@ class StepBound:
         busy = self._busy(b, recompute, sequence_parallel)
         sends = (v * self.sends_s_at_asymptote / size_efficiency(self.send_message_bytes * b)
                  if self.sends_s_at_asymptote else 0.0)
-        # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends.
-        drain = (self.pp - 1.0) / v / m
+        # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends under 1F1B
+        # (pipeline.least_drain_slots: the fewest of the bidirectional schedules).
+        drain = least_drain_slots(self.pp, v, self.schedule) / m
         if not self.syncs:
             best = (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_replicated
         else:
@@ -889,7 +898,8 @@ class StepBound:
         m = self.sequences_per_replica // micro_batch
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         busy = self._busy(micro_batch, "none", True)
-        return (busy * (1.0 + (self.pp - 1.0) / interleave / m) + optimizer + self.sync_floor) * _ROUNDING
+        return (busy * (1.0 + least_drain_slots(self.pp, interleave, self.schedule) / m) + optimizer
+                + self.sync_floor) * _ROUNDING
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""

@@ -218,7 +218,7 @@ def parse_pins(workload, pins, space):
         if rest * values["dp"] != gpus:
             valid = [gpus // rest] if gpus % rest == 0 and space.batch % (gpus // rest) == 0 else []
             raise _invalid("dp", values["dp"], valid, f"tp x cp x pp x dp = gpus = {gpus:,}")
-    _check_together(pinned, space, gpus, workload.shape.layers, workload.stack)
+    _check_together(pinned, space, gpus, workload.shape.layers, workload.stack, workload.pipeline_schedule)
     return pinned
 
 
@@ -253,7 +253,7 @@ def _check_single_fields(workload, values, space):
         raise _invalid("sequence_parallel", True, [False], "sequence parallelism needs tp > 1")
 
 
-def _check_together(pinned, space, gpus, layers, stack):
+def _check_together(pinned, space, gpus, layers, stack, schedule):
     """The pins together: some grid of the GPUs (or of fewer, as without pins)
     must carry them, and some plan of such a grid the plan pins."""
     grids = pinned.grids_up_to(space, gpus)
@@ -270,7 +270,7 @@ def _check_together(pinned, space, gpus, layers, stack):
     values = pinned.values
     for name in ("zero", "micro_batch", "interleave"):
         if name in values:
-            valid = sorted({x for g in grids for x in _plan_values(name, g, space.batch, layers, values, stack)})
+            valid = sorted({x for g in grids for x in _plan_values(name, g, space.batch, layers, values, stack, schedule)})
             if values[name] not in valid:
                 raise _invalid(name, values[name], valid, "with the other pins")
 
@@ -278,14 +278,15 @@ def _check_together(pinned, space, gpus, layers, stack):
 _GRID_ATTR = {"first_stage_layers": "first", "last_stage_layers": "last"}
 
 
-def _plan_values(name, grid, batch, layers, values, stack):
-    """The values a plan field can take on a grid (given the micro-batch pin, for interleave)."""
+def _plan_values(name, grid, batch, layers, values, stack, schedule):
+    """The values a plan field can take on a grid (given the micro-batch pin, for interleave;
+    only 1 under the bidirectional schedules, which place their own two chunks)."""
     replica = batch // grid.dp
     if name == "zero":
         return zero_stages(stack, grid.pp, grid.shards)
     if name == "micro_batch":
         return divisors(replica)
     b = values.get("micro_batch", 1)
-    if replica % b == 0 and grid.pp > 1 and (replica // b) % grid.pp == 0:
+    if schedule == "1f1b" and replica % b == 0 and grid.pp > 1 and (replica // b) % grid.pp == 0:
         return divisors(grid.interleave_layers(layers))
     return (1,)

@@ -51,7 +51,8 @@ import heapq
 
 from ..context import context_for
 from ..evaluate import evaluate
-from ..parallelism import RECOMPUTE_MODES, Parallelism, zero_stages
+from ..parallelism import RECOMPUTE_MODES, Parallelism, schedule_allows, zero_stages
+from ..pipeline import least_drain_slots
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
                      stage_activation_bytes, stage_state_bytes, sync_floor)
@@ -253,7 +254,7 @@ class Choices:
     """The values searched for the fields a grid leaves open, after the pins."""
 
     __slots__ = ("modes", "recompute_pinned", "zero", "sequence_parallel", "micro_batch", "interleave", "_stages",
-                 "_divisors")
+                 "_divisors", "schedule")
 
     def __init__(self, ctx, pins):
         get = pins.get if pins is not None else {}.get
@@ -265,6 +266,7 @@ class Choices:
         self.micro_batch = get("micro_batch")
         self.interleave = get("interleave")
         self._stages = (zero_stages(ctx.stack, 1, True), zero_stages(ctx.stack, 2, True))
+        self.schedule = ctx.pipeline_schedule
         self._divisors = {}  # the search asks for the same few counts' divisors again and again
 
     def _divisors_of(self, n):
@@ -291,7 +293,11 @@ class Choices:
         return [self.micro_batch] if replica_batch % self.micro_batch == 0 else []
 
     def interleaves(self, grid, layers, micro_batches):
-        if grid.pp > 1 and micro_batches % grid.pp == 0:
+        """The interleavings a row of the grid with this many micro-batches can run (none when the
+        pipeline schedule cannot run them: parallelism.schedule_allows, which allows only 1)."""
+        if self.schedule != "1f1b":
+            vs = (1,) if schedule_allows(self.schedule, grid.pp, micro_batches) else ()
+        elif grid.pp > 1 and micro_batches % grid.pp == 0:
             vs = self._divisors_of(grid.interleave_layers(layers))
         else:
             vs = (1,)
@@ -462,6 +468,9 @@ def _live_grids(run, grids, choices, defer_memory=True):
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
+        if choices.schedule != "1f1b" and not choices.interleaves(grid, ctx.layers,
+                                                                   ctx.batch_sequences // grid.dp // floor_plan[2]):
+            continue  # the schedule cannot run the floor plan's micro-batches (the most there are): nor any
         floors.append((grid, floor_plan))
         if shared_floor and choices.interleave is None and defer_memory:
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
@@ -636,15 +645,20 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
 def _least_bubble(ctx, grid, choices, sizes):
     """The least fill-and-drain factor of any micro-batch size of the grid,
     1 + (p - 1) / (v m) at the most interleaving v of m micro-batches
-    (SharedFloor.least's factor). It is that of the smallest size: its m is the
+    (SharedFloor.least's factor; pipeline.least_drain_slots / m for the
+    bidirectional schedules). It is that of the smallest size: its m is the
     most and every other size's m divides it, so if p divides any m it divides
     that one, which then allows every interleaving any size does (the divisors
-    of a stage's layers)."""
+    of a stage's layers; the bidirectional schedules allow the most m most)."""
     if grid.pp == 1:
         return 1.0
     m = ctx.batch_sequences // grid.dp // sizes[0]
     vs = choices.interleaves(grid, ctx.layers, m)
-    return 1.0 + (grid.pp - 1.0) / (vs[-1] * m) if vs else 1.0
+    if not vs:
+        return 1.0
+    if choices.schedule == "1f1b":
+        return 1.0 + (grid.pp - 1.0) / (vs[-1] * m)
+    return 1.0 + least_drain_slots(grid.pp, vs[-1], choices.schedule) / m
 
 
 def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):

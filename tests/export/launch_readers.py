@@ -189,9 +189,19 @@ def torchtitan_layout(text, layers):
     if pp > 1:
         parts = _torchtitan_model_parts(par, layers, pp)
         v = len(parts) // pp
-        # The "loop" placement: virtual stage i runs on pipeline rank i % pp.
-        per_rank = [sum(len([m for m in parts[c * pp + r] if m.startswith("layers.")]) for c in range(v))
-                    for r in range(pp)]
+
+        def layer_count(part):
+            return len([m for m in part if m.startswith("layers.")])
+
+        if par["pipeline_parallel_schedule"] == "DualPipeV":
+            # The "v" placement: rank r runs stage r and stage 2 pp - 1 - r, one chunk each way (the lab's
+            # interleave 1: the schedule places its two chunks itself).
+            assert v == 2, v
+            per_rank = [layer_count(parts[r]) + layer_count(parts[2 * pp - 1 - r]) for r in range(pp)]
+            v = 1
+        else:
+            # The "loop" placement: virtual stage i runs on pipeline rank i % pp.
+            per_rank = [sum(layer_count(parts[c * pp + r]) for c in range(v)) for r in range(pp)]
         assert len(set(per_rank[1:-1])) <= 1, per_rank
         first, last, micro = per_rank[0], per_rank[-1], par["pipeline_parallel_microbatch_size"]
         micro_batches = training["local_batch_size"] // micro

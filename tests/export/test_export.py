@@ -91,6 +91,14 @@ CASES = [
                                         global_batch_tokens=4096 * 4096, precision="fp8"),
      Parallelism(tp=8, pp=8, dp=32, ep=256, zero=1, sequence_parallel=True, micro_batch=1, interleave=8,
                  first_stage_layers=6, last_stage_layers=7)),
+    # The bidirectional schedules: torchtitan runs DualPipeV (two chunks a rank, named module by module, the
+    # first going down the ranks and the second back up); DualPipe, and DualPipeV elsewhere, are a note.
+    ("deepseek-v3-dualpipev", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096,
+                                      precision="fp8", pipeline_schedule="dualpipev"),
+     Parallelism(pp=16, dp=64, ep=64, zero=1, micro_batch=1, first_stage_layers=2, last_stage_layers=3)),
+    ("llama3-70b-dualpipe", _preset("llama3-70b", gpus=512, gpu="h100_80gb", global_batch_tokens=4 * 1024 * 1024,
+                                    pipeline_schedule="dualpipe"),
+     Parallelism(tp=8, pp=4, dp=16, zero=1, sequence_parallel=True, micro_batch=1)),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -526,3 +534,20 @@ def test_group_limited_routing_is_a_flag_for_megatron_and_a_note_where_the_file_
     custom = Workload(**dict(grouped.to_dict(), expert_groups=16, expert_groups_per_token=8))
     titan = export(par, custom, "torchtitan", TEXTS["zh"])
     assert "torchtitan_expert_groups" in titan.notes and "num_expert_groups = 16" in titan.text
+
+
+@pytest.mark.parametrize("fmt", ("megatron", "torchtitan", "deepspeed"))
+def test_a_bidirectional_schedule_is_written_where_the_framework_runs_it_and_a_note_elsewhere(case, fmt):
+    """torchtitan runs DualPipeV (ScheduleDualPipeV); no framework here runs DeepSeek-V3's DualPipe, nor
+    Megatron-LM or DeepSpeed DualPipeV: the file runs 1F1B with the same stages and the note gives both bubbles."""
+    workload, plan, par = case
+    exported = export(plan, workload, fmt, TEXTS["en"])
+    schedule = workload.pipeline_schedule
+    written = fmt == "torchtitan" and schedule == "dualpipev"
+    assert ("schedule_not_offered" in exported.notes) == (par.pp > 1 and schedule != "1f1b" and not written)
+    if fmt == "torchtitan" and par.pp > 1:
+        job = tomllib.loads(exported.text)["parallelism"]
+        assert (job["pipeline_parallel_schedule"] == "DualPipeV") == written
+    if "schedule_not_offered" in exported.notes:
+        report = plan.report if hasattr(plan, "report") else plan
+        assert f"{round(100 * report.bubble_fraction, 1)}%" in exported.text

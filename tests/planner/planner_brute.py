@@ -6,17 +6,16 @@ from lab_core.parallelism import zero_stages
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 from lab_core.planner.search import make_parallelism
 from lab_core.planner.space import divisors, space_for
+from planner_random import interleavings
 
 
 def all_plans(workload, grids=None):
-    """Every plan of the planner's space (or of `grids`)."""
+    """Every plan of the planner's space (or of `grids`) its pipeline schedule can run."""
     wctx = context_for(workload)
     for grid in space_for(workload).layouts(workload.gpus) if grids is None else grids:
         R = wctx.batch_sequences // grid.dp
         for b in divisors(R):
-            m = R // b
-            vs = divisors(grid.interleave_layers(wctx.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
-            for v in vs:
+            for v in interleavings(workload, grid, R // b):
                 for z in zero_stages(workload.stack, grid.pp, grid.shards):
                     for r in ("none", "selective", "full"):
                         for sp in ((False, True) if grid.tp > 1 else (False,)):

@@ -4,15 +4,17 @@ pipeline splits, the three software stacks and both number formats."""
 import random
 
 from lab_core import Workload
-from lab_core.parallelism import zero_stages
+from lab_core.parallelism import schedule_allows, zero_stages
 from lab_core.planner.search import make_parallelism
 from lab_core.planner.space import divisors, space_for
 
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 
 
-def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3):
-    """Keyword arguments of a random Workload (may still be refused by Workload)."""
+def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3, schedule_share=0.0):
+    """Keyword arguments of a random Workload (may still be refused by Workload); with
+    schedule_share, that share of them runs DualPipe or DualPipeV (no draw without it, so
+    the other draws stay what they were)."""
     kw = dict(params=float("%.3g" % 10 ** rng.uniform(8.2, max_log_params)),
               gpus=rng.choice(gpus_choices),
               inter_node_gbps=float("%.3g" % 10 ** rng.uniform(1.4, 3.5)),
@@ -36,6 +38,8 @@ def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max
         kw["experts_per_token"] = rng.choice([1, 2, 4])
         kw["shared_experts"] = rng.choice([0, 1])
         kw["dense_layers"] = rng.choice([0, 1])
+    if schedule_share and rng.random() < schedule_share:
+        kw["pipeline_schedule"] = rng.choice(["dualpipe", "dualpipev"])
     return kw
 
 
@@ -51,13 +55,24 @@ def random_workload(rng, gpus_choices, **options):
             return w, kw
 
 
+def interleavings(w, grid, m):
+    """The interleavings a plan of the grid with m micro-batches can run: the divisors of a
+    stage's layers when pp divides m under 1F1B, 1 under the bidirectional schedules when
+    they can run m (none when they cannot)."""
+    if w.pipeline_schedule != "1f1b" and grid.pp > 1:
+        return [1] if schedule_allows(w.pipeline_schedule, grid.pp, m) else []
+    return divisors(grid.interleave_layers(w.shape.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
+
+
 def random_plan(rng, w):
-    """A random plan of the planner's space for workload w."""
-    grid = rng.choice(space_for(w).layouts(w.gpus))
-    R = w.batch_sequences // grid.dp
-    b = rng.choice(divisors(R))
-    m = R // b
-    vs = divisors(grid.interleave_layers(w.shape.layers)) if grid.pp > 1 and m % grid.pp == 0 else [1]
-    return make_parallelism(grid, rng.choice(zero_stages(w.stack, grid.pp, grid.shards)),
-                            rng.choice(("none", "selective", "full")), grid.tp > 1 and rng.random() < 0.8,
-                            b, rng.choice(vs))
+    """A random plan of the planner's space for workload w (None if its schedule runs none)."""
+    for _ in range(100):
+        grid = rng.choice(space_for(w).layouts(w.gpus))
+        R = w.batch_sequences // grid.dp
+        b = rng.choice(divisors(R))
+        vs = interleavings(w, grid, R // b)
+        if vs:
+            return make_parallelism(grid, rng.choice(zero_stages(w.stack, grid.pp, grid.shards)),
+                                    rng.choice(("none", "selective", "full")), grid.tp > 1 and rng.random() < 0.8,
+                                    b, rng.choice(vs))
+    return None

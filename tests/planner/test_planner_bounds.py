@@ -1,6 +1,7 @@
 """The planner's bounds: memory is evaluate()'s figure exactly, and the step-time
 bound (bounds.StepBound) never exceeds evaluate()'s step time, for plans with
-context and expert parallelism, uneven pipeline splits, every stack and fp8."""
+context and expert parallelism, uneven pipeline splits, every stack and fp8, and
+every pipeline schedule."""
 import random
 
 import pytest
@@ -13,16 +14,23 @@ from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
 
-def _plans(seed, n):
+def _plans(seed, n, schedule_share=0.0):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024])
-        out.append((w, random_plan(rng, w)))
+        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024], schedule_share=schedule_share)
+        par = random_plan(rng, w)
+        if par is not None:
+            out.append((w, par))
     return out
 
 
-PLANS = _plans(4, 300)
+# The bidirectional pipeline schedules (DualPipe, DualPipeV): their own plans, pipelined ones kept.
+SCHEDULE_PLANS = [(w, par) for w, par in _plans(12, 400, schedule_share=1.0) if par.pp > 1][:120]
+PLANS = _plans(4, 300) + SCHEDULE_PLANS
+# Plans whose grids have a shared floor (flash attention): 160 of 1F1B's and the bidirectional schedules'.
+SHARED_PLANS = ([(w, par) for w, par in PLANS[:300] if shared_floor_applies(context_for(w))][:160]
+                + [(w, par) for w, par in SCHEDULE_PLANS if shared_floor_applies(context_for(w))])
 
 
 def test_random_plans_cover_the_new_dimensions():
@@ -31,6 +39,8 @@ def test_random_plans_cover_the_new_dimensions():
     assert any(p.first_stage_layers for p in pars)
     assert {w.stack for w, _ in PLANS} == {"modern", "torch_native", "megatron_lm_2021"}
     assert any(w.precision == "fp8" for w, _ in PLANS)
+    assert {w.pipeline_schedule for w, _ in PLANS} == {"1f1b", "dualpipe", "dualpipev"}
+    assert len(SCHEDULE_PLANS) >= 60
 
 
 @pytest.mark.parametrize("w,par", PLANS)
@@ -53,7 +63,7 @@ def test_memory_is_exact_and_step_bound_never_exceeds_evaluate(w, par):
     assert bound.row_floor(par.micro_batch, par.interleave) <= every_zero
 
 
-@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
+@pytest.mark.parametrize("w,par", SHARED_PLANS)
 def test_shared_floor_never_exceeds_evaluate(w, par):
     """The floor built for another grid with the same tp, cp and ep (flash attention; dense,
     mixture-of-experts and mixed layers)."""
@@ -71,7 +81,7 @@ def test_shared_floor_never_exceeds_evaluate(w, par):
     assert shared.least(wctx, grid, row, zero3=par.zero == 3) <= step * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("w,par", [(w, par) for w, par in PLANS if shared_floor_applies(context_for(w))][:160])
+@pytest.mark.parametrize("w,par", SHARED_PLANS)
 def test_first_grid_floors_never_exceed_evaluate(w, par):
     """The floors a grid waits with before any memory search (search.py): the sketch (every
     rate at the whole batch's size, the least bubble, the least optimizer step and sync) below

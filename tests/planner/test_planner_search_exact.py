@@ -29,13 +29,15 @@ def _workloads(n, seed):
     return out
 
 
-def _new_dimension_workloads(n, seed):
+def _new_dimension_workloads(n, seed, schedule_share=0.0):
     """Small workloads with context parallelism, experts, uneven splits, stacks and fp8
-    (batches of a few sequences keep the exhaustive search small)."""
+    (batches of a few sequences keep the exhaustive search small); with schedule_share,
+    that share on DualPipe or DualPipeV."""
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        kw = random_workload_fields(rng, [2, 4, 8, 16, 32], moe_share=0.5, long_share=0.5, max_log_params=11.5)
+        kw = random_workload_fields(rng, [2, 4, 8, 16, 32], moe_share=0.5, long_share=0.5, max_log_params=11.5,
+                                    schedule_share=schedule_share)
         kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([4, 8, 16])
         try:
             w = Workload(**kw)
@@ -43,6 +45,25 @@ def _new_dimension_workloads(n, seed):
             continue
         grids = space_for(w).layouts(w.gpus)
         if grids and len(grids) <= 40 and any(g.cp > 1 or g.ep > 1 or g.first for g in grids):
+            out.append(kw)
+    return out
+
+
+def _schedule_candidates(n, seed):
+    """Small workloads (as _new_dimension_workloads) that all run DualPipe or DualPipeV, with
+    batches of 8 to 32 sequences (a pipeline needs 2 pp micro-batches)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        kw = random_workload_fields(rng, [4, 8, 16], moe_share=0.3, long_share=0.2, max_log_params=11.0,
+                                    schedule_share=1.0)
+        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([8, 16, 32])
+        try:
+            w = Workload(**kw)
+        except Exception:  # noqa: BLE001 - an inconsistent draw: draw again
+            continue
+        grids = space_for(w).layouts(w.gpus)
+        if grids and len(grids) <= 40:
             out.append(kw)
     return out
 
@@ -56,15 +77,25 @@ REGRESSIONS = [
 ]
 
 NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
+# The bidirectional pipeline schedules, on grids with a pipeline.
+SCHEDULES = [kw for kw in _schedule_candidates(40, 13)
+             if any(g.pp > 1 for g in space_for(Workload(**kw)).layouts(kw["gpus"]))][:12]
 
 
 def test_new_dimension_workloads_cover_them():
     grids = [g for kw in NEW_DIMENSIONS for g in space_for(Workload(**kw)).layouts(kw["gpus"])]
     assert any(g.cp > 1 for g in grids) and any(g.ep > 1 for g in grids) and any(g.first for g in grids)
     assert {kw["stack"] for kw in NEW_DIMENSIONS} == {"modern", "torch_native", "megatron_lm_2021"}
+    assert {kw["pipeline_schedule"] for kw in SCHEDULES} == {"dualpipe", "dualpipev"} and len(SCHEDULES) == 12
 
 
-@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS,
+def test_the_bidirectional_schedules_search_pipelines_that_win():
+    """Some of the schedule workloads' optima are pipelined: the exhaustive comparison
+    below tests the schedules' bounds where they decide, not only plans without stages."""
+    assert any(search(Workload(**kw)).best.parallelism.pp > 1 for kw in SCHEDULES)
+
+
+@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS + SCHEDULES,
                          ids=lambda kw: "%.3g@%d" % (kw["params"], kw["gpus"]))
 def test_pruned_search_matches_exhaustive(kw):
     w = Workload(**kw)

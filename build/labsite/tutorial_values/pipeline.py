@@ -1,12 +1,14 @@
 """Pipeline parallelism: GPT-3 175B on 1,024 A100s (arXiv:2104.04473
 Table 1) for the bubble, 1F1B memory and interleaving; Llama 3 405B's
 published run (scenarios/llama3-405b.yaml) for uneven stages and why it
-interleaves eight chunks."""
+interleaves eight chunks; DeepSeek-V3's (scenarios/deepseek-v3.yaml) under
+its own DualPipe schedule and the V-shaped DualPipeV."""
 import lab_core
 from lab_core import activations, pipeline
 from lab_core.comms import point_to_point_time, ring_time
 from lab_core.context import context_for
 from lab_core.planner import recommend
+from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 from lab_core.step_time import output_layer_times
 
 from ..reference import gpt3_workload
@@ -181,6 +183,31 @@ def _llama_values():
     }
 
 
+def _dualpipe_values():
+    """DeepSeek-V3's published layout under 1F1B, DualPipe and DualPipeV (Workload.pipeline_schedule)."""
+    workload, layout = published_run("deepseek-v3")
+    runs = {schedule: evaluate(dict(workload, pipeline_schedule=schedule), **layout)
+            for schedule in ("1f1b", "dualpipe", "dualpipev")}
+    w, plain = runs["1f1b"]
+    dual, v_shaped = runs["dualpipe"][1], runs["dualpipev"][1]
+
+    def state(r):
+        return r.weights_bytes + r.gradients_bytes + r.optimizer_bytes
+
+    return {
+        "ds_pp": (layout["pp"], "count"), "ds_micro": (plain.micro_batches, "count"),
+        "ds_bubble_1f1b": (plain.bubble_fraction, "percent"), "ds_bubble_dual": (dual.bubble_fraction, "percent"),
+        "ds_bubble_v": (v_shaped.bubble_fraction, "percent"),
+        "ds_step_1f1b": (plain.step_s, "duration"), "ds_step_dual": (dual.step_s, "duration"),
+        "ds_state_1f1b": (state(plain), "bytes"), "ds_state_dual": (state(dual), "bytes"),
+        "ds_mem_1f1b": (plain.memory_bytes, "bytes"), "ds_mem_dual": (dual.memory_bytes, "bytes"),
+        "ds_mem_v": (v_shaped.memory_bytes, "bytes"),
+        "ds_usable": (w.gpu_memory_bytes * (1.0 - MEMORY_SAFETY_MARGIN), "bytes"),
+        "ds_dual_fits": branch(dual.memory_bytes <= w.gpu_memory_bytes * (1.0 - MEMORY_SAFETY_MARGIN),
+                               "fits", "overflows"),
+    }
+
+
 def _figures():
     p, m, v = FIGURE_PP, FIGURE_MICRO, FIGURE_V
     figures = {
@@ -260,7 +287,7 @@ def pipeline_chapter():
     values = {}
     for part in (_stages_values(example, w, r), _bubble_values(w, r), _memory_values(w, r),
                  _batch_values(example, r), _interleave_values(example, w, r), _llama_values(),
-                 _exercise_values(example)):
+                 _dualpipe_values(), _exercise_values(example)):
         values.update(part)
     figures, figure_values = _figures()
     values.update(figure_values)
