@@ -198,7 +198,8 @@ def check_layout(workload, par):
     layers split over the stages (stage_split); dp divides the global batch of
     sequences and micro_batch divides the per-replica batch; interleaving needs
     the micro-batch count to be a multiple of pp (arXiv:2104.04473 Sec 2.2.2);
-    the bidirectional schedules' own rules (check_schedule); the ZeRO stage is one the stack runs with that pipeline (zero_stages).
+    the bidirectional schedules' own rules (check_schedule); the ZeRO stage is
+    one the stack runs with that pipeline (zero_stages).
     """
     shape = workload.shape
     gpus = workload.gpus

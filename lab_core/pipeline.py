@@ -12,6 +12,8 @@ torchtitan's ScheduleDualPipeV) puts 2 p stages on p GPUs, two chunks each.
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe", "dualpipev")
 # Their names as their authors write them (proper names, the same in every language).
 SCHEDULE_NAMES = {"1f1b": "1F1B", "dualpipe": "DualPipe", "dualpipev": "DualPipeV"}
+# Copies of a stage's weights a GPU holds under DualPipe: its own and its mirror's (arXiv:2412.19437 Table 2).
+DUALPIPE_WEIGHT_COPIES = 2
 
 
 def bubble_fraction(p, m, v=1):
@@ -76,7 +78,7 @@ def weight_copies(p, schedule="1f1b"):
     """Copies of its stage's weights (and their gradients and optimizer state) a GPU
     holds: 2 under DualPipe with a pipeline (its stage and its mirror's,
     arXiv:2412.19437 Table 2, "Parameter 2x"), else 1."""
-    return 2 if schedule == "dualpipe" and p > 1 else 1
+    return DUALPIPE_WEIGHT_COPIES if schedule == "dualpipe" and p > 1 else 1
 
 
 def gpipe_bubble_share(K, M):

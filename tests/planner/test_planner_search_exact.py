@@ -29,43 +29,37 @@ def _workloads(n, seed):
     return out
 
 
-def _new_dimension_workloads(n, seed, schedule_share=0.0):
-    """Small workloads with context parallelism, experts, uneven splits, stacks and fp8
-    (batches of a few sequences keep the exhaustive search small); with schedule_share,
-    that share on DualPipe or DualPipeV."""
+def _small_workloads(n, seed, gpus, sequences, accept, **draw):
+    """n random workloads (planner_random's fields, `draw` its options) on a few GPUs with a batch
+    of a few sequences (a choice of `sequences`), whose grids - at most 40, so the exhaustive
+    search stays small - pass accept(grids)."""
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        kw = random_workload_fields(rng, [2, 4, 8, 16, 32], moe_share=0.5, long_share=0.5, max_log_params=11.5,
-                                    schedule_share=schedule_share)
-        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([4, 8, 16])
+        kw = random_workload_fields(rng, gpus, **draw)
+        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice(sequences)
         try:
             w = Workload(**kw)
         except Exception:  # noqa: BLE001 - an inconsistent draw: draw again
             continue
         grids = space_for(w).layouts(w.gpus)
-        if grids and len(grids) <= 40 and any(g.cp > 1 or g.ep > 1 or g.first for g in grids):
+        if grids and len(grids) <= 40 and accept(grids):
             out.append(kw)
     return out
 
 
-def _schedule_candidates(n, seed):
-    """Small workloads (as _new_dimension_workloads) that all run DualPipe or DualPipeV, with
+def _new_dimension_workloads(n, seed):
+    """Small workloads with context parallelism, experts, uneven splits, stacks and fp8."""
+    return _small_workloads(n, seed, [2, 4, 8, 16, 32], [4, 8, 16],
+                            lambda grids: any(g.cp > 1 or g.ep > 1 or g.first for g in grids),
+                            moe_share=0.5, long_share=0.5, max_log_params=11.5)
+
+
+def _schedule_workloads(n, seed):
+    """Small workloads that all run DualPipe or DualPipeV, with a pipeline among their grids and
     batches of 8 to 32 sequences (a pipeline needs 2 pp micro-batches)."""
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        kw = random_workload_fields(rng, [4, 8, 16], moe_share=0.3, long_share=0.2, max_log_params=11.0,
-                                    schedule_share=1.0)
-        kw["global_batch_tokens"] = kw["seq_len"] * rng.choice([8, 16, 32])
-        try:
-            w = Workload(**kw)
-        except Exception:  # noqa: BLE001 - an inconsistent draw: draw again
-            continue
-        grids = space_for(w).layouts(w.gpus)
-        if grids and len(grids) <= 40:
-            out.append(kw)
-    return out
+    return _small_workloads(n, seed, [4, 8, 16], [8, 16, 32], lambda grids: any(g.pp > 1 for g in grids),
+                            moe_share=0.3, long_share=0.2, max_log_params=11.0, schedule_share=1.0)
 
 
 # Found by a wider exhaustive comparison when the model had two overlap windows
@@ -78,8 +72,7 @@ REGRESSIONS = [
 
 NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
 # The bidirectional pipeline schedules, on grids with a pipeline.
-SCHEDULES = [kw for kw in _schedule_candidates(40, 13)
-             if any(g.pp > 1 for g in space_for(Workload(**kw)).layouts(kw["gpus"]))][:12]
+SCHEDULES = _schedule_workloads(12, 13)
 
 
 def test_new_dimension_workloads_cover_them():
