@@ -58,3 +58,13 @@ def test_every_tab_is_visible_at_the_narrowest_width_with_tabs(page, lang):
         assert all(re.search(r"[\u4e00-\u9fff]", label) for label in labels), labels
     width = tabs.evaluate("list => [list.scrollWidth, list.clientWidth]")
     assert width[0] <= width[1], (labels, width)
+
+
+@pytest.mark.parametrize("lang", PAGES)
+def test_the_validation_pages_figures_line_up_on_the_right(page, lang):
+    """Numbers in the validation tables are right-aligned, as their column headers (pages.css; Material's own
+    cell rule would left-align them), in the summary, the kinds of run and every group's table."""
+    page.goto("validation/" if lang == "en" else "zh/validation/")
+    for table in ('table[data-table="summary"]', 'table[data-table="run-kinds"]', "table[data-group]"):
+        cell = page.locator(f"{table} td.num").first
+        assert cell.evaluate("el => getComputedStyle(el).textAlign") == "right", table
