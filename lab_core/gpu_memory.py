@@ -92,6 +92,8 @@ def stage_params(ctx, tp, stage, pp, ep=1):
         shared += ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
     if stage.output and pp > 1:
         shared += ctx.vocab * ctx.hidden / tp
+    if ctx.pipeline_schedule == "1f1b":
+        return shared, expert  # one copy (pipeline.weight_copies), without a call on the planner's hot path
     copies = weight_copies(pp, ctx.pipeline_schedule)
     return shared * copies, expert * copies
 
@@ -188,7 +190,9 @@ def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_bat
     micro-batches, the embedding mask or output layer, the working set."""
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
     b, h = micro_batch, ctx.hidden
-    in_flight = in_flight_chunks(pp, stage.index, micro_batches, ctx.pipeline_schedule)
+    # pipeline.in_flight_chunks, its 1F1B case written out: the planner asks this for every row of every grid.
+    in_flight = (min(pp - stage.index, micro_batches) if ctx.pipeline_schedule == "1f1b"
+                 else in_flight_chunks(pp, stage.index, micro_batches, ctx.pipeline_schedule))
     total = terms[1] * in_flight * interleave_multiplier(pp, interleave)
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)

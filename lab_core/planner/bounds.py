@@ -578,7 +578,7 @@ class SharedFloor:
         drain = grid.pp - 1.0
         # The fill and drain's slots of busy time (by interleaving) and of sends (pipeline.least_drain_slots).
         schedule = ctx.pipeline_schedule
-        send_slots = least_drain_slots(grid.pp, 1, schedule)
+        send_slots = drain if schedule == "1f1b" else least_drain_slots(grid.pp, 1, schedule)
         traffic, fsdp, expert = 0.0, None, 0.0
         if zero3 is None:
             sync, per_micro_batch = sync_floor(ctx, grid), 0.0
@@ -661,8 +661,9 @@ class SharedFloor:
             return step
         sequences = ctx.batch_sequences // grid.dp
         steady = sequences / sizes[-1] * self.sends_at(ctx, grid, sizes[-1])
-        return (step if step > steady else steady) + (least_drain_slots(grid.pp, 1, ctx.pipeline_schedule)
-                                                      * self.sends_at(ctx, grid, sizes[0]))
+        schedule = ctx.pipeline_schedule
+        slots = grid.pp - 1.0 if schedule == "1f1b" else least_drain_slots(grid.pp, 1, schedule)
+        return (step if step > steady else steady) + slots * self.sends_at(ctx, grid, sizes[0])
 
     @staticmethod
     def optimizer_s(ctx, grid):
@@ -732,7 +733,7 @@ class StepBound:
     combines these with the busy time at its least (see there).
     """
 
-    __slots__ = ("sequences_per_replica", "pp", "schedule", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
+    __slots__ = ("sequences_per_replica", "pp", "schedule_slots", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
                  "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
@@ -750,7 +751,10 @@ class StepBound:
         # step() and _busy() by their arguments: the search asks for the same ones again.
         self.steps, self.busy = {}, {}
         self.pp = pp
-        self.schedule = ctx.pipeline_schedule
+        # The bidirectional schedules' fill-and-drain slots (pipeline.least_drain_slots; they run v = 1);
+        # None under 1F1B, whose (p - 1)/v step() writes out.
+        self.schedule_slots = (None if ctx.pipeline_schedule == "1f1b" or pp == 1
+                               else least_drain_slots(pp, 1, ctx.pipeline_schedule))
         self.syncs = grid.shards
         self.modern = ctx.modern
         self.tp_exposed_share = _tp_exposed_share(ctx, tp)
@@ -831,7 +835,7 @@ class StepBound:
                  if self.sends_s_at_asymptote else 0.0)
         # Fill and drain: (p - 1)/v slots of one micro-batch's busy time and sends under 1F1B
         # (pipeline.least_drain_slots: the fewest of the bidirectional schedules).
-        drain = least_drain_slots(self.pp, v, self.schedule) / m
+        drain = ((self.pp - 1.0) / v if self.schedule_slots is None else self.schedule_slots) / m
         if not self.syncs:
             best = (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_replicated
         else:
@@ -898,8 +902,8 @@ class StepBound:
         m = self.sequences_per_replica // micro_batch
         optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         busy = self._busy(micro_batch, "none", True)
-        return (busy * (1.0 + least_drain_slots(self.pp, interleave, self.schedule) / m) + optimizer
-                + self.sync_floor) * _ROUNDING
+        slots = (self.pp - 1.0) / interleave if self.schedule_slots is None else self.schedule_slots
+        return (busy * (1.0 + slots / m) + optimizer + self.sync_floor) * _ROUNDING
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""
