@@ -257,11 +257,11 @@ def check_schedule(schedule, par, micro_batches):
     if schedule == "dualpipe" and par.pp % 2:
         raise LabInputError("pp", par.pp, "an even pp with DualPipe", "inconsistent",
                             "DualPipe pairs each stage with its mirror")
-    even = schedule == "dualpipe"
-    if micro_batches < 2 * par.pp or (even and micro_batches % 2):
+    if not schedule_allows(schedule, par.pp, micro_batches):
+        even = " (an even number)" if schedule == "dualpipe" else ""
         raise LabInputError("micro_batch", par.micro_batch,
-                            f"one that leaves at least 2 pp = {2 * par.pp}{' (an even number)' if even else ''} "
-                            f"micro-batches per step, not {micro_batches}", "inconsistent")
+                            f"one that leaves at least 2 pp = {2 * par.pp}{even} micro-batches per step, "
+                            f"not {micro_batches}", "inconsistent")
 
 
 def schedule_allows(schedule, pp, micro_batches):

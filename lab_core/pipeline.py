@@ -94,4 +94,4 @@ def in_flight_micro_batches(p, m):
 
     Source: arXiv:2104.04473 Sec 2.2.1 ("<= p micro-batches (1F1B) vs m (GPipe)").
     """
-    return min(p, m)
+    return in_flight_chunks(p, 0, m)

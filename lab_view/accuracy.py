@@ -9,11 +9,16 @@ from .quantities import format_quantity
 LEANING = 0.02
 
 
+def kind_key(workload):
+    """The kind of run a workload (Workload.to_dict(), plan_json's ``workload``) is:
+    {"stack", "moe" (dense or mixture of experts), "architecture" (its GPU's generation)}."""
+    return {"stack": workload["stack"], "moe": bool(workload.get("experts")),
+            "architecture": GPU_PRESETS[workload["gpu"]].architecture}
+
+
 def run_kind(kinds, workload):
-    """The first kind of ``kinds`` the workload (plan_json's ``workload``) is of: its stack,
-    dense or mixture of experts, and its GPU's generation; a kind's None matches anything."""
-    own = {"stack": workload["stack"], "moe": bool(workload.get("experts")),
-           "architecture": GPU_PRESETS[workload["gpu"]].architecture}
+    """The first kind of ``kinds`` the workload is of (kind_key); a kind's None matches anything."""
+    own = kind_key(workload)
     for kind in kinds:
         if all(kind[key] is None or kind[key] == value for key, value in own.items()):
             return kind

@@ -78,13 +78,7 @@ def _dualpipev(f, notes):
     of the plan in two chunks, the first going down the ranks and the second back up, named module by module;
     the micro-batch is the plan's (it leaves at least 2 pp micro-batches, parallelism.check_schedule)."""
     per_rank = [f.first_layers] + [f.middle_layers] * (f.par.pp - 2) + [f.last_layers]
-    counts = [n - n // 2 for n in per_rank] + [n // 2 for n in reversed(per_rank)]
-    parts, start = [], 0
-    for layers in counts:
-        parts.append([f"layers.{i}" for i in range(start, start + layers)])
-        start += layers
-    parts[0].insert(0, "tok_embeddings")
-    parts[-1] += ["norm", "output"]
+    parts = _named_parts([n - n // 2 for n in per_rank] + [n // 2 for n in reversed(per_rank)])
     if not all(parts):
         notes.add("torchtitan_dualpipev_empty", least=min(per_rank))
     return [("pipeline_parallel_degree", f.par.pp), ("pipeline_parallel_schedule", "DualPipeV"),
@@ -95,8 +89,15 @@ def _model_parts(f):
     """torchtitan's module_fqns_per_model_part: the modules of each virtual stage in schedule order
     (facts.virtual_stage_layers), the embedding in the first and the final norm and output layer in the last
     (the module names of torchtitan's llama3, llama4 and deepseek_v3 models)."""
+    return _named_parts(virtual_stage_layers(f.par.pp, f.par.interleave, f.first_layers, f.middle_layers,
+                                             f.last_layers))
+
+
+def _named_parts(counts):
+    """The modules of consecutive model parts of `counts` layers each, in model order: the embedding
+    in the first, the final norm and output layer in the last."""
     parts, start = [], 0
-    for layers in virtual_stage_layers(f.par.pp, f.par.interleave, f.first_layers, f.middle_layers, f.last_layers):
+    for layers in counts:
         parts.append([f"layers.{i}" for i in range(start, start + layers)])
         start += layers
     parts[0].insert(0, "tok_embeddings")

@@ -84,7 +84,7 @@ def test_the_figures_of_each_kind_are_those_of_its_runs():
         errors = [row.error / 100.0 * (-1.0 if run.group["metric"] == "step_time_s" else 1.0)
                   for run, row in picked
                   if all(want is None or want == have for want, have in zip((kind.stack, kind.moe, kind.architecture),
-                                                                            kind_of(run.spec)))]
+                                                                            kind_of(run)))]
         sizes = sorted(abs(e) for e in errors)
         assert kind.runs == len(errors) >= MIN_RUNS
         assert kind.median == pytest.approx(statistics.median(sizes))

@@ -292,7 +292,7 @@ def _accuracy_values(w):
     margin between two plans means."""
     if w.experts:
         raise ValueError("the chapter's words for the kind of run say a dense model; the brief is one")
-    kind = run_kind([k.to_dict() for k in quoted_run_kinds()], {"stack": w.stack, "experts": w.experts, "gpu": w.gpu})
+    kind = run_kind([k.to_dict() for k in quoted_run_kinds()], w.to_dict())
     level = ("gpu" if kind["architecture"] is not None else "model" if kind["moe"] is not None
              else "stack" if kind["stack"] is not None else "all")
     return {"acc_runs": (kind["runs"], "count"), "acc_median": (kind["median"], "percent"),

@@ -14,7 +14,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from lab_core.hardware import DEFAULT_GPU, GPU_PRESETS
+from lab_view.accuracy import kind_key
 
 from .runs import END_TO_END, MEMORY_METRICS, end_to_end_rows, end_to_end_runs
 from .table import OUT_OF_SAMPLE
@@ -42,10 +42,11 @@ class RunKind:
                 "median": self.median, "bound": self.bound, "bias": self.bias}
 
 
-def kind_of(spec):
-    """(stack, moe, architecture) of an end-to-end run's settings (the lab's defaults where a row leaves one out)."""
-    return (spec.get("stack", "modern"), bool(spec.get("experts")),
-            GPU_PRESETS[spec.get("gpu", DEFAULT_GPU)].architecture)
+def kind_of(run):
+    """(stack, moe, architecture) of an end-to-end run: lab_view.accuracy.kind_key of the workload
+    the lab evaluates for it (its defaults where a row leaves a setting out)."""
+    key = kind_key(run.workload().to_dict())
+    return key["stack"], key["moe"], key["architecture"]
 
 
 def _speed_error(run, row):
@@ -59,7 +60,7 @@ def run_kinds(runs, rows):
     """Every kind with at least MIN_RUNS out-of-sample speed rows, most specific first
     (stack, model kind and GPU generation; then any GPU; then the stack alone; then every run),
     in a fixed order within each level. runs, rows: end_to_end_runs() and end_to_end_rows(runs)."""
-    errors = [(kind_of(run.spec), _speed_error(run, row)) for run, row in zip(runs, rows)
+    errors = [(kind_of(run), _speed_error(run, row)) for run, row in zip(runs, rows)
               if row.kind in OUT_OF_SAMPLE and run.group["metric"] not in MEMORY_METRICS]
     levels = (lambda k: k, lambda k: (k[0], k[1], None), lambda k: (k[0], None, None), lambda k: (None, None, None))
     out = []
