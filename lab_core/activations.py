@@ -9,7 +9,7 @@ from .calibration import GATED_MLP_INNER_SHARE
 
 def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
                     flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False,
-                    gathered_inputs=0):
+                    gathered_inputs=0, attention=None):
     """Activation bytes of one layer for one micro-batch on one GPU.
 
     Source: arXiv:2205.05198 Table 2 (Eq 1, 2, 4, 6 and Sec 5):
@@ -39,16 +39,20 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     query/key/value and first-MLP GEMMs keep with sequence parallelism, whole,
     instead of the sequence shard Megatron keeps and gathers again in its
     backward (gathered_input_bytes).
+    attention: the attention block's own sizes (attention.AttentionShape), when
+    they are not h wide: its queries, keys, values and core output take their
+    own widths (attention_units), and multi-head latent attention keeps its
+    latents too (latent_units).
     """
     sbh = float(s) * b * h
     if recompute == "full":
         return 2.0 * sbh / t if sequence_parallel else 2.0 * sbh
     f = 4.0 * h if ffn_hidden is None else ffn_hidden
-    sharded = 4.0 + 4.0 * kv_ratio + 4.0 * f / h
-    replicated = 10.0 if dropout else 8.0
+    sharded = attention_units(attention, h, kv_ratio) + 4.0 * f / h
+    replicated = (10.0 if dropout else 8.0) + latent_units(attention, h, fp8_inputs)
     if fp8_inputs:
         replicated -= 2.0
-        sharded -= 1.0 + f / h
+        sharded -= output_units(attention, h) / 2.0 + f / h
     if flash_attention or recompute == "selective":
         scores = 0.0
     else:
@@ -84,7 +88,7 @@ def gathered_input_bytes(s, b, h, t, value_bytes):
 
 def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
                   flash_attention=False, ffn_hidden=None, kv_ratio=1.0, dropout=True, fp8_inputs=False,
-                  gathered_inputs=0):
+                  gathered_inputs=0, attention=None):
     """Activations rebuilt for the backward pass of one layer, one micro-batch.
 
     Recomputation trades stored activations for a transient peak: while one
@@ -98,11 +102,98 @@ def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     if recompute == "none":
         return 0.0
     whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout,
-                            fp8_inputs, gathered_inputs)
+                            fp8_inputs, gathered_inputs, attention)
     if recompute == "full":
         return whole
     return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden,
-                                   kv_ratio, dropout, fp8_inputs, gathered_inputs)
+                                   kv_ratio, dropout, fp8_inputs, gathered_inputs, attention)
+
+
+def _standard(attention, h):
+    return attention is None or (attention.width == h and attention.value_width == h and not attention.kv_rank)
+
+
+def attention_units(attention, h, kv_ratio=1.0):
+    """Bytes per token and per h the attention block keeps, split by tensor
+    parallelism: 2 bytes of its queries (width A), keys (r A), values (r A_v)
+    and core output (A_v), the output projection's input; 4 + 4 r for the
+    h-wide shape (arXiv:2205.05198 Sec 4.1: Q and K 4, V 2, the output
+    projection's input 2, with r for grouped-query attention). A model whose
+    heads are not h wide keeps its own widths: Qwen3's 64 query heads of 128
+    on a 4,096 hidden size keep twice the h-wide queries and outputs,
+    DeepSeek-V3's expanded latent attention 128 heads of 192 (queries and
+    keys) and 128 (values and output) on 7,168: 22.9 h where the h-wide shape
+    keeps 8 h."""
+    if _standard(attention, h):
+        return 4.0 + 4.0 * kv_ratio
+    r = attention.kv_ratio
+    return 2.0 * (1.0 + r) * (attention.width + attention.value_width) / h
+
+
+def output_units(attention, h):
+    """Of attention_units, the core output (the output projection's input): 2 A_v / h."""
+    return 2.0 if _standard(attention, h) else 2.0 * attention.value_width / h
+
+
+def latent_units(attention, h, fp8_inputs=False):
+    """Bytes per token and per h multi-head latent attention keeps of its latents
+    (q_rank and kv_rank wide): each latent norm's input, 2 bytes, and its output,
+    the up-projection's input (2 bytes, 1 where the GEMMs keep FP8 inputs).
+    Megatron-Core computes the latents on the sequence shard under sequence
+    parallelism and keeps the up-projections' inputs as shards
+    (megatron/core/transformer/multi_latent_attention.py, _qkv_down_projection
+    and get_query_key_value_tensors), so they count with the replicated part.
+    The 64-wide rotary key is left out (0.1 h in DeepSeek-V3). 0 without latents."""
+    if attention is None or not attention.kv_rank:
+        return 0.0
+    return (3.0 if fp8_inputs else 4.0) * (attention.q_rank + attention.kv_rank) / h
+
+
+def module_savings(s, b, h, t, sequence_parallel, modules, attention=None, fp8_inputs=False, mlp_width=0.0,
+                   routed_width=0.0, shared_width=0.0, dispatched=0.0):
+    """Bytes of one layer and micro-batch that selective recompute's modules
+    (recompute_modules.py) drop from what per_layer_bytes counts, net of what a
+    whole-module checkpoint keeps instead. mlp_width: a dense layer's MLP
+    width; routed_width / shared_width: a mixture-of-experts layer's routed and
+    shared experts' widths (moe_layer_activations' sum); dispatched: its
+    dispatched token copies (moe_dispatch_bytes).
+
+    A value per token is 2 bytes, 1 for a GEMM input kept in FP8; the
+    replicated part (norm outputs, latents) is split by sequence parallelism,
+    the rest by tensor parallelism, as in per_layer_bytes.
+    - layernorm: the two norm outputs the next GEMMs keep as inputs (of the
+      MLP's norm, not when that MLP is checkpointed whole: its input is the
+      checkpoint's);
+    - mla_up_proj: the expanded queries, keys and values (attention_units less
+      the output);
+    - moe_act: the routed experts' activation output, the second GEMM's input:
+      calibration.GATED_MLP_INNER_SHARE of their width (a gated MLP's inner size);
+    - mlp, shared_experts, moe: the MLP part of per_layer_bytes for their
+      width (4 f / h, 3 f / h with FP8 inputs) and, for moe, the dispatched
+      copies; mlp and moe keep their input, the norm output, in 16 bits where
+      the GEMM had kept it in FP8.
+    Sources: megatron/core/transformer/transformer_config.py (recompute_modules),
+    transformer_layer.py, multi_latent_attention.py, moe/experts.py."""
+    replicated = float(s) * b * h / (t if sequence_parallel else 1)
+    sharded = float(s) * b * h / t
+    value = 1.0 if fp8_inputs else 2.0
+    mlp_units = 3.0 if fp8_inputs else 4.0
+    whole_mlp = ("mlp" in modules and mlp_width) or ("moe" in modules and routed_width)
+    dropped = 0.0
+    if "layernorm" in modules:
+        dropped += value * replicated * (1.0 if whole_mlp else 2.0)
+    if "mla_up_proj" in modules and attention is not None and attention.kv_rank:
+        dropped += (attention_units(attention, h) - output_units(attention, h)) * sharded
+    if whole_mlp:
+        width = mlp_width if mlp_width else routed_width + shared_width
+        dropped += mlp_units * width / h * sharded + (dispatched if routed_width else 0.0)
+        dropped -= (2.0 - value) * replicated
+        return dropped
+    if "moe_act" in modules and routed_width:
+        dropped += value * GATED_MLP_INNER_SHARE * routed_width / h * sharded
+    if "shared_experts" in modules and shared_width:
+        dropped += mlp_units * shared_width / h * sharded
+    return dropped
 
 
 def interleave_multiplier(p, v):

@@ -55,6 +55,9 @@ def build_parser():
             ev.add_argument(flag, dest=spec.name, type=_bool, help=f"{spec.unit} (default {spec.default})")
         elif spec.kind == "choice" and isinstance(spec.default, str):
             ev.add_argument(flag, dest=spec.name, type=str, help=f"one of {', '.join(spec.choices)}")
+        elif spec.kind == "modules":
+            ev.add_argument(flag, dest=spec.name, type=str,
+                            help=f"comma-separated, any of {', '.join(spec.choices)} (default {','.join(spec.default)})")
         else:
             ev.add_argument(flag, dest=spec.name, type=_number, help=f"{spec.unit} (default {spec.default:g})")
     for name, kind in PARALLEL_FLAGS:

@@ -7,10 +7,11 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import per_op_replayed_flops, shape_model_flops, shape_recompute_flops
+from .flops import module_replayed_flops, per_op_replayed_flops, shape_model_flops, shape_recompute_flops
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
+from .recompute_modules import DEFAULT_RECOMPUTE_MODULES, selective_differs
 from .stack import (attention_kernels, compiles_loss, fuses_qkv, gathers_tp_inputs, is_modern, keeps_fp8_inputs,
                     per_op_selective)
 
@@ -26,7 +27,7 @@ class WorkloadContext:
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
                  "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
                  "failures", "per_op_selective", "fp8_inputs", "gathered_inputs", "loss_bytes_per_logit",
-                 "pipeline_schedule")
+                 "pipeline_schedule", "recompute_modules", "module_recompute", "selective_differs")
 
     def __init__(self, w):
         shape = w.shape
@@ -88,6 +89,16 @@ class WorkloadContext:
         self.per_op_selective = per_op_selective(w.stack)
         if self.per_op_selective:
             self.recompute_flops["selective"] += per_op_replayed_flops(w.batch_sequences, w.seq_len, shape)
+        # Megatron-Core's selective recompute of other modules than the attention core
+        # (recompute_modules.py); whether selective then differs from none (the planner searches it).
+        self.recompute_modules = w.recompute_modules
+        self.module_recompute = w.recompute_modules != DEFAULT_RECOMPUTE_MODULES
+        if self.module_recompute:
+            if not w.flash_attention and "core_attn" not in w.recompute_modules:
+                self.recompute_flops["selective"] = self.recompute_flops["none"]
+            self.recompute_flops["selective"] += module_replayed_flops(w.batch_sequences, w.seq_len, shape,
+                                                                       w.recompute_modules)
+        self.selective_differs = self.per_op_selective or selective_differs(w.recompute_modules, w.flash_attention)
         self.fp8_inputs = keeps_fp8_inputs(w.stack, w.precision)
         self.gathered_inputs = gathers_tp_inputs(w.stack, self.tp_overlap, w.precision)
         loss = (cal.COMPILED_LOSS_BYTES_PER_LOGIT if compiles_loss(w.stack, w.compiled_loss)

@@ -113,13 +113,31 @@ def moe_layer_gemm_seconds(device, precision, tokens, hidden, kv_ratio, tp, expe
     tensor parallelism 1), on the tokens that rank's tensor-parallel slice
     dispatched (tokens / t each), ep x tokens x k / E rows per expert.
     """
-    f = experts.ffn_hidden
     gemms = [(tokens, weights, width) for weights, width in _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv)]
-    gemms.append((tokens / tp, hidden * experts.count, min(hidden, experts.count)))
-    if experts.shared:
+    return _rows_seconds(device, precision, gemms + expert_gemms(tokens, hidden, tp, experts, ep))
+
+
+def expert_gemms(tokens, hidden, tp, experts, ep, router=True, shared=True, routed=True):
+    """(rows, weights, width[, rows per expert]) of a mixture-of-experts layer's MLP side
+    (moe_layer_gemm_seconds): the router, the shared experts, the routed experts."""
+    f = experts.ffn_hidden
+    gemms = []
+    if router:
+        gemms.append((tokens / tp, hidden * experts.count, min(hidden, experts.count)))
+    if shared and experts.shared:
         gemms.append((tokens, experts.shared * 2.0 * hidden * f / tp, min(hidden, f / tp)))
-    rows_per_expert = ep * tokens / tp * experts.per_token / experts.count
-    gemms.append((tokens / tp * experts.per_token, 2.0 * hidden * f, min(hidden, f), rows_per_expert))
+    if routed:
+        rows_per_expert = ep * tokens / tp * experts.per_token / experts.count
+        gemms.append((tokens / tp * experts.per_token, 2.0 * hidden * f, min(hidden, f), rows_per_expert))
+    return gemms
+
+
+def expert_gemm_seconds(device, precision, gemms):
+    """Forward seconds of expert_gemms' GEMMs, each at the rate of its own shape."""
+    return _rows_seconds(device, precision, gemms)
+
+
+def _rows_seconds(device, precision, gemms):
     total = 0.0
     for gemm in gemms:
         rows, weights, width = gemm[0], gemm[1], gemm[2]

@@ -134,3 +134,27 @@ def per_op_replayed_flops(B, s, shape):
         for weights, _ in per_op_replayed_gemms(h, ffn_hidden, r, 1, attention):
             total += 2.0 * B * s * layers * weights
     return total
+
+
+def module_replayed_flops(B, s, shape, modules):
+    """GEMM FLOPs Megatron-Core's selective recompute of these modules
+    (recompute_modules.py) adds to shape_recompute_flops' selective count, 2
+    per weight per token (recompute_replay.module_replay replays the same
+    GEMMs): mla_up_proj the latent attention's up-projections in every layer,
+    mlp the dense layers' MLP, shared_experts the shared experts and moe the
+    router and every expert a token uses, in each mixture-of-experts layer."""
+    h, attention, experts = shape.hidden, shape.attention, shape.experts
+    dense_layers = shape.layers if experts is None else experts.dense_layers
+    weights = 0.0
+    if "mla_up_proj" in modules and attention.kv_rank:
+        weights += shape.layers * (attention.q_rank * attention.width
+                                   + attention.kv_rank * (attention.width + attention.value_width))
+    if "mlp" in modules:
+        weights += dense_layers * 2.0 * h * shape.ffn_hidden
+    if experts is not None:
+        expert = 2.0 * h * experts.ffn_hidden
+        if "moe" in modules:
+            weights += experts.moe_layers * (h * experts.count + experts.used_per_token * expert)
+        elif "shared_experts" in modules:
+            weights += experts.moe_layers * experts.shared * expert
+    return 2.0 * B * s * weights

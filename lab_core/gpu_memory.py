@@ -20,8 +20,9 @@ calibration.LOSS_BYTES_PER_LOGIT); what each software stack keeps
 (stack.py MEMORY).
 """
 from . import calibration as cal
-from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_bytes, moe_dispatch_bytes,
-                          output_input_bytes, per_layer_bytes, per_op_selective_bytes, working_bytes)
+from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_bytes, module_savings,
+                          moe_dispatch_bytes, output_input_bytes, per_layer_bytes, per_op_selective_bytes,
+                          working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
 from .pipeline import in_flight_chunks, weight_copies
 
@@ -167,22 +168,41 @@ def stage_terms(stage, kinds):
     return per_layer, layers, working
 
 
-def layer_activations(ctx, tokens, b, tp, sp, recompute, width):
+def layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed_width=0.0, dispatched=0.0):
     """(stored, working set) bytes of one layer whose MLP is `width` wide, as the
     workload's stack keeps them: Korthikanti's accounting (per_layer_bytes,
-    working_bytes; FP8 inputs where the stack keeps them), or per-op selective
-    checkpointing for a stack that runs it (per_op_selective_bytes; its
-    working set is what it dropped, never below zero). A stack whose tensor
-    parallelism saves the all-gathered GEMM inputs keeps those too
-    (activations.gathered_input_bytes)."""
+    working_bytes; FP8 inputs where the stack keeps them; the attention block
+    at its own sizes), per-op selective checkpointing for a stack that runs it
+    (per_op_selective_bytes), or Megatron-Core's selective recompute of the
+    workload's modules (activations.module_savings); a working set is what was
+    dropped, never below zero. A stack whose tensor parallelism saves the
+    all-gathered GEMM inputs keeps those too (activations.gathered_input_bytes).
+    A mixture-of-experts layer: routed_width of `width` is its routed experts',
+    `dispatched` its token copies (kept unless the layer recomputes fully)."""
     h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
-    fp8, gathered = ctx.fp8_inputs, ctx.gathered_inputs
-    if recompute == "selective" and ctx.per_op_selective:
-        stored = per_op_selective_bytes(tokens, b, h, tp, sp, width, r)
-        whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8, gathered)
-        return stored, max(0.0, whole - stored)
-    return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered),
-            working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered))
+    fp8, gathered, attention = ctx.fp8_inputs, ctx.gathered_inputs, ctx.attention
+    if recompute == "full":
+        return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered,
+                                attention),
+                working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered,
+                              attention))
+    if recompute == "selective" and (ctx.per_op_selective or ctx.module_recompute):
+        whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8, gathered,
+                                attention)
+        if ctx.per_op_selective:
+            stored = per_op_selective_bytes(tokens, b, h, tp, sp, width, r)
+        else:
+            # What the layer keeps besides its token copies: those count in the savings of moe, which drops them.
+            modules = ctx.recompute_modules
+            core = "selective" if "core_attn" in modules else "none"
+            stored = (per_layer_bytes(tokens, b, h, a, tp, sp, core, ctx.flash, width, r, drop, fp8, gathered,
+                                      attention)
+                      - module_savings(tokens, b, h, tp, sp, modules, attention, fp8, 0.0 if routed_width else width,
+                                       routed_width, width - routed_width if routed_width else 0.0, dispatched))
+        return stored + dispatched, max(0.0, whole - stored)
+    return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered, attention)
+            + dispatched,
+            working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered, attention))
 
 
 def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave):
@@ -221,10 +241,8 @@ def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
     experts = ctx.shape.experts
     routed = experts.per_token * cal.MOE_CAPACITY_FACTOR
     width = (routed + experts.shared) * experts.ffn_hidden
-    stored, working = layer_activations(ctx, tokens, b, tp, sp, recompute, width)
-    if recompute != "full":
-        stored += moe_dispatch_bytes(tokens, b, ctx.hidden, tp, sp, routed, ctx.fp8_inputs)
-    return stored, working
+    dispatched = moe_dispatch_bytes(tokens, b, ctx.hidden, tp, sp, routed, ctx.fp8_inputs)
+    return layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed * experts.ffn_hidden, dispatched)
 
 
 def stage_memories(ctx, par, layout):

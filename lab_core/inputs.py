@@ -6,8 +6,8 @@ table of ARCHITECTURE.md; defaults are the teaching defaults named in the docs.
 
 ``minimum``/``maximum`` are the slider range; ``limit_min``/``limit_max`` (in
 to_dict) are what validation accepts, wider for a few inputs.
-``kind`` is ``number`` (the default), ``choice`` (one of ``choices``) or
-``bool``. A number spec with ``derive_if_zero`` accepts 0 or None, meaning
+``kind`` is ``number`` (the default), ``choice`` (one of ``choices``),
+``bool`` or ``modules`` (any of ``choices``, as a tuple in their order). A number spec with ``derive_if_zero`` accepts 0 or None, meaning
 "derive it from ``params``" (see shape.py).
 """
 from dataclasses import dataclass
@@ -16,6 +16,7 @@ from .calibration import GPU_FAILURES_PER_HOUR
 from .checkpoint_modes import CHECKPOINT_MODES
 from .hardware import DEFAULT_GPU, GPU_PRESETS
 from .pipeline import PIPELINE_SCHEDULES
+from .recompute_modules import DEFAULT_RECOMPUTE_MODULES, RECOMPUTE_MODULES
 from .stack import MOE_DISPATCHERS, PRECISIONS, STACKS
 
 
@@ -168,6 +169,10 @@ INPUT_SPECS = (
     # interleave > 1), DeepSeek-V3's DualPipe or the V-shaped DualPipeV.
     InputSpec("pipeline_schedule", "schedule id", None, None, PIPELINE_SCHEDULES[0], log_scale=False, slider=False,
               kind="choice", choices=PIPELINE_SCHEDULES),
+    # What selective recompute recomputes (recompute_modules.py): Megatron-Core's
+    # --recompute-modules, default the attention core alone; the modern stack only.
+    InputSpec("recompute_modules", "module names", None, None, DEFAULT_RECOMPUTE_MODULES, log_scale=False,
+              slider=False, kind="modules", choices=RECOMPUTE_MODULES),
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}

@@ -9,11 +9,12 @@ chunks (arXiv:2104.04473 Sec 2.2): m steady slots and a fill-and-drain
 bubble (pipeline.bubble_time).
 """
 from . import calibration as cal
-from .comms import point_to_point_time
+from .comms import point_to_point_time, ring_time
 from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_seconds, moe_layer_gemm_seconds,
                          per_op_replayed_gemms)
 from .gpu_memory import stages
 from .pipeline import bubble_time
+from .recompute_replay import module_replay
 from .stack import tp_overlap_waiting_share
 from .timing import layer_times, logits_times
 
@@ -50,24 +51,30 @@ class _Kind:
         return t.forward + t.backward + t.recompute + self.tp_exposed + self.cp_exposed + self.ep_exposed
 
 
-def _layer_kind(ctx, par, ffn_hidden, gemm_s):
+def _layer_kind(ctx, par, ffn_hidden, gemm_s, moe=False):
     """One kind of layer; ffn_hidden is its MLP's width (a mixture-of-experts
     layer's: the experts a token uses, which per-op selective checkpointing
-    replays as one gated MLP of that width)."""
+    replays as one gated MLP of that width). Selective recompute of modules
+    (Workload.recompute_modules) replays what recompute_replay.module_replay says."""
     t, cp, b = par.tp, par.cp, par.micro_batch
     s, h = ctx.seq_len, ctx.hidden
     tokens = b * s / cp
     rate = gemm_rate(ctx.device, ctx.precision, tokens, h / t) * ctx.compute_factor
     flash_rate = attention_rate(ctx.device, s / cp) * ctx.attention_factor if ctx.flash else None
     sp = par.sequence_parallel and t > 1
-    replay = None
+    replay = modules = None
     if par.recompute == "selective" and ctx.per_op_selective:
         replay = gemms_seconds(ctx.device, ctx.precision, tokens,
                                per_op_replayed_gemms(h, ffn_hidden, ctx.kv_ratio, t, ctx.attention)) / ctx.compute_factor
+    elif par.recompute == "selective" and ctx.module_recompute:
+        module = module_replay(ctx, tokens, t, sp, par.ep, ffn_hidden, moe)
+        replay, modules = module.seconds, ctx.recompute_modules
     kind = _Kind()
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
-                             gemm_s / ctx.compute_factor, ctx.attention, replay)
+                             gemm_s / ctx.compute_factor, ctx.attention, replay, modules)
+    if modules is not None and module.collectives and t > 1:
+        kind.times.tp_comm += module.collectives * ring_time(2.0 * tokens * h, t, ctx.nvlink_rate)
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp, par.recompute)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
@@ -93,12 +100,12 @@ def layer_kinds(ctx, par):
         width = experts.used_per_token * experts.ffn_hidden
         moe = _layer_kind(ctx, par, width, moe_layer_gemm_seconds(ctx.device, ctx.precision, tokens, h,
                                                                   ctx.kv_ratio, t, experts, par.ep,
-                                                                  ctx.attention, ctx.fused_qkv))
+                                                                  ctx.attention, ctx.fused_qkv), True)
         moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
         permute = expert_permutation_seconds(ctx, par)
         moe.times.forward += permute
         moe.times.backward += permute
-        if par.recompute == "full":
+        if replays_moe_layer(ctx, par.recompute):
             moe.times.recompute += permute
     return dense, moe
 
@@ -181,12 +188,19 @@ def expert_alltoall_times(ctx, par):
         return 0.0, 0.0
     intra, inter = expert_alltoall_links(ctx, par)
     one = intra if intra > inter else inter
-    count = 6.0 if par.recompute == "full" else 4.0
+    count = 6.0 if replays_moe_layer(ctx, par.recompute) else 4.0
     total = count * one
     if not ctx.moe_overlap:
         return total, total
     exposed = cal.MOE_ALLTOALL_EXPOSED * total
     return total, exposed + cal.COMM_CONTENTION * (total - exposed)
+
+
+def replays_moe_layer(ctx, recompute):
+    """Whether the backward replays a mixture-of-experts layer's forward, its all-to-alls
+    and token permutation included: full recompute, or selective with the moe module."""
+    return recompute == "full" or (recompute == "selective" and ctx.module_recompute
+                                   and "moe" in ctx.recompute_modules)
 
 
 def expert_alltoall_links(ctx, par):

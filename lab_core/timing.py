@@ -47,7 +47,7 @@ class LayerTimes:
 def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
                 flops_rate, hbm_rate, nvlink_rate, kv_ratio=1.0, dropout=True,
                 attention_rate=None, causal=False, cp=1, gemm_seconds=None, attention_shape=None,
-                replay_seconds=None):
+                replay_seconds=None, modules=None):
     """Per-layer times (see module docstring for the sources).
 
     flops_rate: achieved FLOP/s of the GEMMs; attention_rate: of the attention
@@ -72,6 +72,10 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     recomputes its core in its backward: calibration.FLASH_BACKWARD_RECOMPUTE
     more forwards of it, except under full recompute, whose replayed forward
     stands in for them (a teaching assumption; the constant says why).
+    modules: with selective recompute, Megatron-Core's recompute modules
+    (recompute_modules.py) whose replay replay_seconds is
+    (recompute_replay.module_replay); the attention core is replayed only
+    with core_attn (or by flash attention's backward).
     """
     gemm, attention = layer_forward_flops(b, s, h, f, kv_ratio, attention_shape)
     gemm /= t * cp
@@ -82,7 +86,8 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     attention_s = attention / (attention_rate or flops_rate)
     compute = gemm_s + attention_s
     tokens = s / cp
-    written = per_layer_bytes(tokens, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout)
+    written = per_layer_bytes(tokens, b, h, a, t, sequence_parallel, "none", flash_attention, f, kv_ratio, dropout,
+                              attention=attention_shape)
     elementwise = cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * written / hbm_rate
     forward = compute + elementwise + cal.LAYER_PASS_OVERHEAD_S
     backward = 2.0 * compute + cal.BACKWARD_ELEMENTWISE_RATIO * elementwise + cal.LAYER_PASS_OVERHEAD_S
@@ -93,6 +98,12 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     if recompute == "full":
         extra = forward
         tp_comm += 2.0 * all_reduce
+    elif recompute == "selective" and modules is not None:
+        extra = replay_seconds
+        if flash_attention:
+            extra += core_replay
+        elif "core_attn" in modules:
+            extra += core_replay + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
     elif recompute == "selective" and replay_seconds is not None:
         extra = replay_seconds + core_replay
     elif flash_attention:

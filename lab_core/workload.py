@@ -10,11 +10,12 @@ from .errors import LabInputError
 from .records import field_names, record_from_dict, record_to_dict
 from .hardware import GPU_PRESETS
 from .inputs import SPEC_BY_NAME
+from .recompute_modules import canonical as canonical_modules, check as check_modules
 from .shape import derive_shape
 
 
 def _allowed(spec):
-    if spec.kind == "choice":
+    if spec.kind in ("choice", "modules"):
         return ", ".join(str(c) for c in spec.choices)
     if spec.kind == "bool":
         return "true or false"
@@ -26,6 +27,8 @@ def _allowed(spec):
 
 def _check(name, value):
     spec = SPEC_BY_NAME[name]
+    if spec.kind == "modules":
+        return canonical_modules(value)
     if spec.kind == "bool":
         if not isinstance(value, bool):
             raise LabInputError(name, value, _allowed(spec), "not_a_bool")
@@ -106,6 +109,7 @@ class Workload:
     te_attention: bool = _default("te_attention")
     checkpoint_mode: str = _default("checkpoint_mode")
     pipeline_schedule: str = _default("pipeline_schedule")
+    recompute_modules: tuple = _default("recompute_modules")
 
     def __post_init__(self):
         for name in field_names(type(self)):
@@ -115,6 +119,7 @@ class Workload:
                              self._attention())
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
+        check_modules(self.recompute_modules, shape, self.stack)
         object.__setattr__(self, "device", GPU_PRESETS[self.gpu])
         if self.precision == "fp8" and self.device.fp8_peak_flops is None:
             fp8_presets = sorted(k for k, v in GPU_PRESETS.items() if v.fp8_peak_flops)
@@ -174,4 +179,6 @@ class Workload:
         return record_from_dict(cls, data, "workload", "an object of named inputs", sort_known=True)
 
     def to_dict(self):
-        return record_to_dict(self)
+        # JSON-ready: the recompute modules as a list.
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in record_to_dict(self).items()}

@@ -16,7 +16,7 @@ _EXACT = {
     "interruptions_per_day": "plain", "near_optimum_factor": "plain", "goodput": "percent",
     "mfu": "percent", "level": "text", "relative_score": "percent",
     "goodput_at_optimal": "percent", "mode_gain": "percent", "mode": "term", "best_mode": "term",
-    "interval_bound": "term", "recovery_source": "term",
+    "interval_bound": "term", "recovery_source": "term", "modules": "text",
 }
 _SUFFIXES = (
     ("_tokens_per_s", "tokens_per_s"), ("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"),

@@ -18,12 +18,14 @@ import json
 import time
 
 from lab_core.curves import curves_steps
+from lab_core.errors import LabInputError
 from lab_core.export import FRAMEWORKS, export
 from lab_core.inputs import SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
 from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
 from lab_core.planner.steps import finish
+from lab_core.recompute_modules import canonical as canonical_modules
 from lab_core.workload import Workload
 
 from .chinese import tighten
@@ -105,6 +107,11 @@ class Session:
         if spec is not None and spec.kind == "choice":
             match = [c for c in spec.choices if str(c) == str(text).strip()]
             return (match[0], None) if match else (None, self._error(name, text, "default"))
+        if spec is not None and spec.kind == "modules":
+            try:
+                return list(canonical_modules(text)), None
+            except LabInputError as err:
+                return None, self._error(name, err.value, err.reason)
         try:
             return parse_typed(text, self.kinds.get(name, "plain"), self.catalog["unit_words"]), None
         except QuantityError:

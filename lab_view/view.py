@@ -11,6 +11,7 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_core.pipeline import SCHEDULE_NAMES, bubble_fraction
 from lab_core.planner.assumptions import METER_THRESHOLDS
 from lab_core.planner.meters import METERS
+from lab_core.recompute_modules import DEFAULT_RECOMPUTE_MODULES
 
 from .accuracy import accuracy_text
 from .bars import memory_bar, time_bar
@@ -69,6 +70,9 @@ def _error_sentence(error, catalog, kinds):
             allowed=error.get("allowed", ""))}
     label = catalog["input_labels"].get(name) or catalog.get("field_labels", {}).get(name, name)
     mismatch = catalog["errors"].get("inconsistent", {}).get(name) if error["reason"] == "inconsistent" else None
+    if isinstance(mismatch, dict):
+        # An input with several rules (the recompute modules): the one it broke (LabInputError.numbers["rule"]).
+        mismatch = mismatch.get((error.get("numbers") or {}).get("rule"))
     if mismatch is not None:
         # An input that does not fit the others: its own range would read as if the value were allowed.
         return {"field": name, "text": mismatch.format(field=label, **_mismatch_numbers(error, catalog))}
@@ -94,6 +98,8 @@ def _mismatch_numbers(error, catalog):
     for key, value in dict(error.get("numbers") or {}, value=error["value"]).items():
         if key == "gpu":
             out[key] = gpus.get(value, value)
+        elif key == "stack":
+            out[key] = catalog["choices"]["stack"].get(value, value)
         elif key == "fp8_gpus":
             out[key] = catalog["errors"]["list_separator"].join(gpus.get(gpu, gpu) for gpu in value)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -119,6 +125,8 @@ def _values(workload, derivable, catalog, kinds):
         value = workload.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values[name] = format_quantity(value, kind, catalog["units"])
+        elif kind == "modules" and isinstance(value, (list, tuple)):
+            values[name] = ", ".join(value)  # names as Megatron-Core writes them, in every language
         elif value is None and isinstance(derivable.get(name), (int, float)):
             derived[name] = catalog["lab"]["derived_value"].format(value=format_quantity(derivable[name], kind, catalog["units"]))
     return values, derived
@@ -226,12 +234,22 @@ def stage_layers_text(par, report, catalog):
     return text.format(first=f"{first:,}", middle="" if middle is None else f"{middle:,}", last=f"{last:,}")
 
 
-def _plan_items(par, report, catalog):
+def recompute_text(par, workload, catalog):
+    """The plan's recompute in words; Megatron-Core's selective recompute names its modules
+    when they are not the default (the attention core alone; lab_core.recompute_modules)."""
+    terms = catalog["lab"]["terms"]
+    modules = workload.get("recompute_modules") or ()
+    if par["recompute"] == "selective" and list(modules) != list(DEFAULT_RECOMPUTE_MODULES):
+        return catalog["lab"]["selective_modules"].format(modules=", ".join(modules))
+    return terms[par["recompute"]]
+
+
+def _plan_items(par, report, catalog, workload):
     terms = catalog["lab"]["terms"]
     return {
         "tp": str(par["tp"]), "cp": str(par.get("cp", 1)), "pp": str(par["pp"]),
         "stage_layers": stage_layers_text(par, report, catalog), "dp": f"{par['dp']:,}", "ep": str(par.get("ep", 1)),
-        "zero": str(par["zero"]), "recompute": terms[par["recompute"]],
+        "zero": str(par["zero"]), "recompute": recompute_text(par, workload, catalog),
         "sequence_parallel": terms["yes" if par["sequence_parallel"] else "no"],
         "micro_batch": str(par["micro_batch"]), "micro_batches": f"{int(report['time']['micro_batches']):,}",
         "interleave": str(par["interleave"]),
@@ -516,7 +534,7 @@ def render_core(result, report, catalog, kinds):
         "derived": derived,
         "stage": _stage(plan, catalog),
         "meters": _meters(plan, report, catalog),
-        "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog)},
+        "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog, result["workload"])},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
         "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),

@@ -68,6 +68,8 @@ def _advanced_controls(layout, catalog, view, inputs):
         else:
             control["value"] = view["values"].get(name, "") if inputs[name] is not None else ""
             control["placeholder"] = view["derived"].get(name, "")
+            # Module names are words; every other box takes a number.
+            control["inputmode"] = "text" if spec.kind == "modules" else "decimal"
         controls.append(control)
     return controls
 

@@ -3,7 +3,9 @@
 One form, read and written by the page's script too (docs/assets/lab/lab.js:
 ``urlFor`` writes it, ``parseValue`` reads it): booleans as ``true``/``false``,
 whole numbers without a decimal point, other numbers as the language prints
-them, and an absent value (None, "derive it from params") as an empty string.
+them, a list (the recompute modules) as its items joined by commas (String() of
+a JavaScript array), and an absent value (None, "derive it from params") as an
+empty string.
 """
 from urllib.parse import urlencode
 
@@ -13,6 +15,8 @@ def query_value(value):
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return str(value)

@@ -22,7 +22,9 @@ sections are strict models).
 """
 import json
 
-from .notes import Notes, architecture_notes, attention_kernel_note, header_lines, schedule_note
+from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
+from .notes import (Notes, architecture_notes, attention_kernel_note, header_lines, recompute_modules_note,
+                    schedule_note)
 
 
 def _zero(f, notes):
@@ -54,8 +56,9 @@ def _zero(f, notes):
 
 def _checkpointing(f, notes):
     par = f.par
-    if par.recompute == "selective":
+    if par.recompute == "selective" and f.workload.recompute_modules == DEFAULT_RECOMPUTE_MODULES:
         notes.add("deepspeed_selective")
+    recompute_modules_note(f, notes)
     if par.recompute != "full":
         return None
     return {"partition_activations": par.tp > 1, "contiguous_memory_optimization": False,

@@ -26,9 +26,11 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   which Llama 3's split (7 layers on the first stage) does not allow.
 - Full recompute replays every layer (--recompute-method uniform,
   --recompute-num-layers 1); selective recompute is Megatron's own
-  (--recompute-granularity selective).
+  (--recompute-granularity selective), of the workload's modules
+  (--recompute-modules, recompute_modules.py) when they are not the default.
 """
 from ..presets import PRESETS
+from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
 from .facts import virtual_stage_layers
 from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes, schedule_note
 
@@ -117,11 +119,15 @@ def _data_parallel_flags(f, notes):
     return flags
 
 
-def _recompute_flags(par):
+def _recompute_flags(f):
+    par = f.par
     if par.recompute == "full":
         return [("--recompute-granularity", "full"), ("--recompute-method", "uniform"), ("--recompute-num-layers", 1)]
     if par.recompute == "selective":
-        return [("--recompute-granularity", "selective")]
+        modules = f.workload.recompute_modules
+        # Megatron-Core's default modules are the attention core alone (transformer_config.py).
+        return [("--recompute-granularity", "selective")] + (
+            [("--recompute-modules", modules)] if modules != DEFAULT_RECOMPUTE_MODULES else [])
     return []
 
 
@@ -220,13 +226,19 @@ def _training_flags(f, notes):
     flags += _checkpoint_flags(f, notes, par.zero >= 2)
     flags.append(("--bf16", None))
     if f.workload.precision == "fp8":
-        flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")]
+        # Delayed scaling refuses the layernorm and moe_act recompute modules (transformer_config.py,
+        # __post_init__): with either, per-tensor current scaling (tensorwise), which needs Transformer Engine 2.6.
+        modules = f.workload.recompute_modules if par.recompute == "selective" else ()
+        current = "layernorm" in modules or "moe_act" in modules
+        flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise" if current else "delayed")]
+        if current:
+            notes.add("megatron_fp8_current_scaling")
     return flags
 
 
 def megatron_flags(f, notes):
     """[(flag, value or None)] in the order the file writes them."""
-    flags = _parallel_flags(f, notes) + _data_parallel_flags(f, notes) + _recompute_flags(f.par)
+    flags = _parallel_flags(f, notes) + _data_parallel_flags(f, notes) + _recompute_flags(f)
     flags += _training_flags(f, notes) + _model_flags(f, notes)
     architecture_notes(f, notes)
     launch_notes(f, notes)
@@ -241,6 +253,8 @@ def _needs_one_connection(f, flags):
 
 
 def _value(value):
+    if isinstance(value, tuple):  # a flag of several values (nargs), one word each
+        return " ".join(_value(item) for item in value)
     if isinstance(value, float):
         return repr(value)
     text = str(value)

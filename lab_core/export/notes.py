@@ -7,6 +7,7 @@ picks the entries by id and fills their numbers, so every language gets the
 same notes.
 """
 from ..pipeline import SCHEDULE_NAMES, bubble_fraction
+from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
 from ..stack import attention_kernels
 
 
@@ -27,7 +28,11 @@ def header_lines(texts, framework, facts, notes):
     """The comment lines every export starts with, in the catalog's language;
     ``framework`` None for the lab's own plan file."""
     numbers = dict(facts.plan_numbers())
-    numbers["recompute"] = texts["recompute"][numbers["recompute"]]
+    modules = facts.workload.recompute_modules
+    if numbers["recompute"] == "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
+        numbers["recompute"] = texts["recompute"]["selective_modules"].format(modules=", ".join(modules))
+    else:
+        numbers["recompute"] = texts["recompute"][numbers["recompute"]]
     source = texts["keys_from_lab"] if framework is None else texts["keys_from"].format(**framework.numbers())
     lines = [texts["header"], source]
     if facts.fits is False:
@@ -70,6 +75,14 @@ def architecture_notes(facts, notes):
     if not workload.flash_attention:
         notes.add("no_flash_attention")
     notes.add("state_bytes", state_bytes=workload.state_bytes_per_param)
+
+
+def recompute_modules_note(facts, notes):
+    """For a file whose framework has no recompute modules (Megatron-Core's, recompute_modules.py): a plan
+    that recomputes other modules than the attention core selectively recomputes something else there."""
+    modules = facts.workload.recompute_modules
+    if facts.par.recompute == "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
+        notes.add("recompute_modules_elsewhere", modules=", ".join(modules) or "-")
 
 
 def schedule_note(facts, notes, framework, offered=()):

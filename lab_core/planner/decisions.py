@@ -171,6 +171,8 @@ def activation_memory(ctx):
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     if par.recompute == "none":
         option = "flash_attention" if wctx.flash else "keep_all"
+    elif par.recompute == "selective" and wctx.module_recompute:
+        option = "selective_modules"  # Megatron-Core's modules (recompute_modules.py), named in the option
     else:
         option = par.recompute + "_recompute"
     # The most loaded GPU's own state and activations (the report's memory), as the activation meter.
@@ -198,6 +200,7 @@ def activation_memory(ctx):
         "micro_batch": par.micro_batch,
         "sequence_parallel": par.sequence_parallel,
         "flash_attention": wctx.flash,
+        "modules": ", ".join(wctx.recompute_modules),
     }
     return _entry("activation_memory", option, reason, numbers)
 

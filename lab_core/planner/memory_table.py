@@ -8,7 +8,8 @@ tp, pp, the split, ep, the ranks and ZeRO; a layer's activations only on
 tp, cp, recompute, sequence parallelism and the micro-batch (a stage adds up
 its dense and expert layers).
 (The pipeline schedule is part of a table's key: DualPipe's weight copies and every
-schedule's in-flight micro-batches are in its figures.)
+schedule's in-flight micro-batches are in its figures; so are the recompute modules,
+which set what selective recompute keeps.)
 Memory also does not depend on the GPU count, the fabric, the GPU preset or
 the checkpoint interval, so one table serves every slider move that keeps
 the model, the sequence and the batch (table_for caches a few).
@@ -30,7 +31,8 @@ def _key(ctx):
     experts = None if shape.experts is None else tuple(sorted(shape.experts.to_dict().items()))
     return (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab, experts,
             ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes,
-            ctx.per_op_selective, ctx.fp8_inputs, ctx.gathered_inputs, ctx.loss_bytes_per_logit, ctx.pipeline_schedule)
+            ctx.per_op_selective, ctx.fp8_inputs, ctx.gathered_inputs, ctx.loss_bytes_per_logit, ctx.pipeline_schedule,
+            ctx.recompute_modules)
 
 
 _LAST = [None, None]  # the last context asked for and its table (the search asks many times in a row)

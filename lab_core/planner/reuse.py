@@ -14,6 +14,7 @@ it on every slider move, and readers move back and forth).
   slider over counts where nothing fits asks it once.
 The caches keep the most recent entries (REUSE_KEPT).
 """
+from ..records import record_to_dict
 from ..report import refailed
 from .search import Candidate, SearchResult
 
@@ -77,7 +78,7 @@ def smallest_fitting_steps(workload, pins, steps):
 
 def workload_key(workload, pins, without=()):
     """A hashable key of a workload's fields (less `without`) and the pins (a dict)."""
-    fields = workload.to_dict()
+    fields = record_to_dict(workload)  # its own values: hashable (to_dict's are JSON's)
     return (tuple(sorted((k, v) for k, v in fields.items() if k not in without)),
             None if not pins else tuple(sorted((k, repr(v)) for k, v in pins.items())))
 

@@ -12,8 +12,9 @@ What is skipped, and why it is safe (the model's own structure):
   element-wise work split t ways);
 - selective recompute with flash attention on: identical to none in the model
   (both drop only the 5as/h term and replay the attention core), except on a
-  stack whose selective recompute is per-op checkpointing (stack.py MEMORY),
-  which keeps less than none;
+  stack whose selective recompute is per-op checkpointing (stack.py MEMORY)
+  or with recompute modules beyond the attention core (recompute_modules.py),
+  which keep less than none;
 - for one grid, micro-batch, interleave and ZeRO stage, every recompute mode
   above the least one that fits: recompute adds m x its time to the step and
   hides at most its time of communication once (lab_core.sync), so it never
@@ -244,10 +245,11 @@ class _Search:
                 and bound_goodput > self.simpler.best_below(key[:-1]))
 
 
-def recompute_modes(flash, per_op_selective=False):
+def recompute_modes(flash, selective_differs=False):
     """Least to most recompute; selective equals none with flash attention unless
-    it is per-op checkpointing (see above)."""
-    return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective" and not per_op_selective))
+    it keeps less (per-op checkpointing, or recompute modules beyond the attention
+    core: WorkloadContext.selective_differs; see above)."""
+    return tuple(mode for mode in RECOMPUTE_MODES if not (flash and mode == "selective" and not selective_differs))
 
 
 class Choices:
@@ -260,7 +262,7 @@ class Choices:
         get = pins.get if pins is not None else {}.get
         pinned_mode = get("recompute")
         self.recompute_pinned = pinned_mode is not None
-        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(ctx.flash, ctx.per_op_selective)
+        self.modes = (pinned_mode,) if self.recompute_pinned else recompute_modes(ctx.flash, ctx.selective_differs)
         self.zero = get("zero")
         self.sequence_parallel = get("sequence_parallel")
         self.micro_batch = get("micro_batch")

@@ -13,7 +13,7 @@ from .stage import STAGES
 DECISION_OPTIONS = {
     "parallelism": ("single", "cp", "tp", "pp", "dp", "tp_pp", "tp_dp", "pp_dp", "tp_pp_dp"),
     "gradient_sync": ("none", "all_reduce", "reduce_scatter_all_gather", "zero3_gather_reduce_scatter", "no_plan"),
-    "activation_memory": ("keep_all", "flash_attention", "selective_recompute", "full_recompute"),
+    "activation_memory": ("keep_all", "flash_attention", "selective_recompute", "selective_modules", "full_recompute"),
     "checkpointing": ("keep_interval", "shorten_interval", "lengthen_interval", "use_async", "use_in_memory", "no_plan"),
     "data_pipeline": ("loaders_sufficient", "add_loaders", "faster_storage", "no_plan"),
     "interconnect": ("none", "nvlink_node", "nvlink_plus_fabric", "no_plan"),

@@ -401,3 +401,33 @@ def test_a_drag_is_one_history_entry_and_the_url_follows_its_last_move(page):
     shown = page.input_value("#typed-gpus").replace(",", "")
     page.wait_for_function("(gpus) => new URLSearchParams(location.search).get('gpus') === gpus", arg=shown)
     assert page.evaluate("history.length") == entries + 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_recompute_modules_travel_in_the_link_and_the_box(page, lang):
+    """The recompute-modules box: a link's list (labsite.labquery: comma-joined) reaches it and the
+    plan; a name the lab does not know is refused, with the names it knows, and stays typed; a new
+    list is written back to the link."""
+    from lab_core.presets import preset_inputs
+
+    inputs = dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb", global_batch_tokens=62914560,
+                  seq_len=4096, precision="fp8", dropout=False, recompute_modules=["layernorm", "mla_up_proj", "moe_act"])
+    page.goto(f"{LANGS[lang]}?{lab_query(inputs)}")
+    wait_live(page)
+    settle(page)
+    assert page.locator("#lab-notice").is_hidden()
+    page.click(".lab-advanced summary")
+    assert page.input_value("#adv-recompute_modules") == "layernorm, mla_up_proj, moe_act"
+    seq = requested(page)
+    page.fill("#adv-recompute_modules", "layernorm, attention")
+    page.press("#adv-recompute_modules", "Enter")
+    settle(page, seq)
+    error = page.locator("#error-recompute_modules")
+    assert error.is_visible() and "attention" in error.text_content() and "mla_up_proj" in error.text_content()
+    assert page.input_value("#adv-recompute_modules") == "layernorm, attention"  # nothing typed is lost
+    seq = requested(page)
+    page.fill("#adv-recompute_modules", "mla_up_proj")
+    page.press("#adv-recompute_modules", "Enter")
+    settle(page, seq)
+    assert error.is_hidden()
+    page.wait_for_function("new URLSearchParams(location.search).get('recompute_modules') === 'mla_up_proj'")

@@ -41,12 +41,12 @@ def megatron_flags(text):
     while i < len(words):
         flag = words[i]
         assert flag.startswith("--"), flag
-        if i + 1 < len(words) and not words[i + 1].startswith("--"):
-            flags[flag] = words[i + 1]
-            i += 2
-        else:
-            flags[flag] = True
-            i += 1
+        values = []
+        while i + 1 + len(values) < len(words) and not words[i + 1 + len(values)].startswith("--"):
+            values.append(words[i + 1 + len(values)])
+        # A flag of several values (argparse nargs, e.g. --recompute-modules) as a tuple of them.
+        flags[flag] = True if not values else values[0] if len(values) == 1 else tuple(values)
+        i += 1 + len(values)
     return flags, _ranks(launcher, per_node[0] if per_node else None)
 
 

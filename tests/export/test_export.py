@@ -99,6 +99,12 @@ CASES = [
     ("llama3-70b-dualpipe", _preset("llama3-70b", gpus=512, gpu="h100_80gb", global_batch_tokens=4 * 1024 * 1024,
                                     pipeline_schedule="dualpipe"),
      Parallelism(tp=8, pp=4, dp=16, zero=1, sequence_parallel=True, micro_batch=1)),
+    # DeepSeek-V3's published layout with its own selective recompute: Megatron-Core's modules.
+    ("deepseek-v3-recompute-modules", _preset("deepseek-v3", gpus=2048, gpu="h800_80gb",
+                                              global_batch_tokens=15360 * 4096, precision="fp8",
+                                              recompute_modules=("layernorm", "mla_up_proj", "moe_act")),
+     Parallelism(pp=16, dp=128, ep=64, zero=1, recompute="selective", micro_batch=1, first_stage_layers=2,
+                 last_stage_layers=3)),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -225,7 +231,10 @@ def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, 
                    "shard": par.shard_ranks if mics else None if derived else par.dp,
                    "grad_accum_dtype": "fp32" if workload.state_bytes_per_param == 18 and stage <= 1 else None}
     assert par.micro_batch * micro_batches * par.dp == workload.batch_sequences
-    assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective")
+    # Selective recompute of the attention core is a note of its own; of Megatron-Core's modules, another.
+    modules = par.recompute == "selective" and workload.recompute_modules != ("core_attn",)
+    assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective" and not modules)
+    assert ("recompute_modules_elsewhere" in exported.notes) == modules
     assert ("deepspeed_context_parallel" in exported.notes) == (par.cp > 1)
 
 
@@ -551,3 +560,34 @@ def test_a_bidirectional_schedule_is_written_where_the_framework_runs_it_and_a_n
     if "schedule_not_offered" in exported.notes:
         report = plan.report if hasattr(plan, "report") else plan
         assert f"{round(100 * report.bubble_fraction, 1)}%" in exported.text
+
+
+@pytest.mark.parametrize("modules, recipe", [(("layernorm", "mla_up_proj", "moe_act"), "tensorwise"),
+                                             (("mla_up_proj", "mlp"), "delayed"), (("core_attn",), "delayed")])
+def test_recompute_modules_are_megatrons_flag_and_a_note_elsewhere(modules, recipe):
+    """Megatron-Core takes the modules as --recompute-modules (nargs, one word each); its delayed FP8
+    scaling refuses layernorm and moe_act recompute, so the file scales FP8 per tensor then. torchtitan
+    and DeepSpeed have no modules: a note in each language names them."""
+    w = _preset("deepseek-v3", gpus=2048, gpu="h800_80gb", global_batch_tokens=15360 * 4096, precision="fp8",
+                recompute_modules=modules)
+    plan = evaluate(w, Parallelism(pp=16, dp=128, ep=64, zero=1, recompute="selective", micro_batch=1,
+                                   first_stage_layers=2, last_stage_layers=3))
+    for lang in LANGUAGES:
+        out = export(plan, w, "megatron", TEXTS[lang])
+        line = next(line for line in out.text.splitlines() if "--recompute-granularity" in line)
+        assert "selective" in line
+        modules_lines = [line.strip() for line in out.text.splitlines() if "--recompute-modules" in line]
+        if modules == ("core_attn",):
+            assert not modules_lines and "recompute_modules_elsewhere" not in out.notes
+        else:
+            assert modules_lines == ["--recompute-modules " + " ".join(modules) + " \\"]
+        assert f"--fp8-recipe {recipe}" in out.text
+        assert ("megatron_fp8_current_scaling" in out.notes) == (recipe == "tensorwise")
+        for fmt in ("torchtitan", "deepspeed"):
+            other = export(plan, w, fmt, TEXTS[lang])
+            assert ("recompute_modules_elsewhere" in other.notes) == (modules != ("core_attn",))
+            if modules != ("core_attn",):
+                assert ", ".join(modules) in other.text
+        plan_line = next(line for line in out.text.splitlines() if "PP 16" in line)
+        if modules != ("core_attn",):
+            assert TEXTS[lang]["recompute"]["selective_modules"].format(modules=", ".join(modules)) in plan_line

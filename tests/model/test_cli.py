@@ -37,3 +37,17 @@ def test_bad_flag_exits_2_without_traceback():
         out = run(*args)
         assert out.returncode == 2, args
         assert "error:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_recompute_modules_are_a_comma_separated_flag():
+    out = run(*ARGS, "--recompute-modules", "layernorm,core_attn", "--json")
+    assert out.returncode == 0, out.stderr
+    want = evaluate(Workload(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=3145728,
+                             recompute_modules=("core_attn", "layernorm")),
+                    Parallelism(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True)).to_dict()
+    assert json.loads(out.stdout) == json.loads(json.dumps(want))
+    plain = json.loads(run(*ARGS, "--json").stdout)
+    assert want["memory"]["activations_bytes"] < plain["memory"]["activations_bytes"]
+    for modules in ("moe_act", "layernorm,attention"):
+        bad = run(*ARGS, "--recompute-modules", modules)
+        assert bad.returncode == 2 and "recompute_modules" in bad.stderr and "Traceback" not in bad.stderr

@@ -19,9 +19,11 @@ CARDS = ("llama3-405b-128k", "qwen3-235b-moe", "deepseek-v3")
 
 def _workload(card, stack):
     """The card's workload on `stack` with that stack's own defaults: a card's tensor-parallel
-    overlap setting (tp_comm_overlap) describes its run's software, which the comparison replaces."""
+    overlap setting (tp_comm_overlap) and recompute modules (Megatron-Core's) describe its run's
+    software, which the comparison replaces."""
     fields = dict(load_scenario(card).workload, stack=stack)
     fields.pop("tp_comm_overlap", None)
+    fields.pop("recompute_modules", None)
     return Workload(**fields)
 
 

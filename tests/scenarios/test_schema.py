@@ -41,6 +41,8 @@ def _input_description(spec):
         return f"true or false; default {str(spec.default).lower()}"
     if spec.kind == "choice":
         return f"{spec.unit}; one of {', '.join(map(str, spec.choices))}; default {spec.default}"
+    if spec.kind == "modules":
+        return f"{spec.unit}; any of {', '.join(spec.choices)}; default [{', '.join(spec.default)}]"
     return f"{spec.lowest:g} … {spec.highest:g} {spec.unit}; default {spec.default:g}"
 
 
@@ -56,6 +58,8 @@ def test_workload_inputs_are_lab_cores_with_their_ranges_described(spec):
         assert node["type"] == "boolean"
     elif spec.kind == "choice":
         assert node["enum"] == list(spec.choices)
+    elif spec.kind == "modules":
+        assert node["type"] == "array" and node["uniqueItems"] and node["items"]["enum"] == list(spec.choices)
     else:
         expected = {"integer" if spec.integer else "number", "quantity_text"} | ({"null"} if spec.derive_if_zero else set())
         assert _kinds(node) == expected

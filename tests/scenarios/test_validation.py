@@ -72,6 +72,14 @@ CASES = [
         "15: workload.expert_groups: 12 does not fit the workload: the routed experts split into equal groups "
         "(allowed: a divisor of experts=256)",
     ]),
+    ("recompute-modules", [
+        "14: workload.recompute_modules: 'layernorm, moe_act' does not fit the workload: moe_act and moe recompute "
+        "parts of mixture-of-experts layers (set experts)",
+    ]),
+    ("recompute-module-name", [
+        "14: workload.recompute_modules[1]: 'attention' is not one of the choices (allowed: core_attn, layernorm, "
+        "mla_up_proj, moe_act, mlp, moe, shared_experts)",
+    ]),
     ("layout-mismatch", [
         "18: parallelism.recompute: 'partial' is not one of the choices "
         "(allowed: none, selective, full)",
@@ -174,6 +182,8 @@ def test_workload_numbers_never_arrive_as_strings():
         for name, value in scenario.workload.items():
             if SPEC_BY_NAME[name].kind == "choice" and isinstance(SPEC_BY_NAME[name].default, str):
                 assert isinstance(value, str)
+            elif SPEC_BY_NAME[name].kind == "modules":
+                assert isinstance(value, list) and all(isinstance(item, str) for item in value), (scenario.id, value)
             else:
                 assert isinstance(value, (int, float, bool)) or value is None, (scenario.id, name, value)
         scenario.workload_object()  # builds

@@ -199,6 +199,8 @@ def _spec_range(spec, t, units):
         return t["bool_values"], t["true"] if spec.default else t["false"]
     if spec.kind == "choice":
         return ", ".join(str(c) for c in spec.choices), str(spec.default)
+    if spec.kind == "modules":
+        return ", ".join(spec.choices), "[" + ", ".join(spec.default) + "]"
     def number(value):
         return _fmt(value, "params" if abs(value) >= 1e6 else "plain", units)
 

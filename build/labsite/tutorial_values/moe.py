@@ -198,13 +198,54 @@ def _exercise_values(w, published_tps):
     return values
 
 
+#: Megatron-Bridge's DeepSeek-V3 H100 recipe recomputes these (src/megatron/bridge/perf_recipes/deepseek/h100/
+#: deepseek_v3.py at commit 067f987d); the paper's own choice is the scenario's.
+RECIPE_MODULES = ["mla_up_proj", "mlp"]
+
+
+def _recompute_values(workload, layout):
+    """DeepSeek-V3's published layout with no recompute, each of its recompute modules alone, its
+    own three (the scenario's) and Megatron-Bridge's H100 recipe's: what a layer keeps for the
+    backward, the busiest GPU and the step (lab_core.recompute_modules, activations.module_savings)."""
+    def run(modules, recompute="selective"):
+        return evaluate(dict(workload, recompute_modules=modules), **dict(layout, recompute=recompute))[1]
+
+    def layer(r):
+        return r.to_dict()["memory"]["activations_per_layer_bytes"]
+
+    none = run(["core_attn"], "none")
+    ours = run(workload["recompute_modules"])
+    recipe = run(RECIPE_MODULES)
+    tokens = workload["seq_len"]
+    shape = Workload(**workload).shape
+    attention = shape.attention
+    values = {
+        "rc_heads": (shape.heads, "count"), "rc_qk_dim": (attention.width / shape.heads, "count"),
+        "rc_v_dim": (attention.value_width / shape.heads, "count"), "rc_q_width": (attention.width, "count"),
+        "rc_hidden": (shape.hidden, "count"),
+        "rc_layer_none": (layer(none), "bytes"), "rc_layer_ours": (layer(ours), "bytes"),
+        "rc_token_none": (layer(none) / tokens, "bytes"),
+        "rc_mem_none": (none.memory_bytes, "bytes"), "rc_mem_ours": (ours.memory_bytes, "bytes"),
+        "rc_none_verdict": branch(none.fits, "fits", "overflows"),
+        "rc_step_none": (none.step_s, "duration"), "rc_step_ours": (ours.step_s, "duration"),
+        "rc_cost_ours": (ours.step_s / none.step_s - 1.0, "percent"),
+        "rc_mem_recipe": (recipe.memory_bytes, "bytes"), "rc_step_recipe": (recipe.step_s, "duration"),
+    }
+    for module in ("layernorm", "mla_up_proj", "moe_act"):
+        alone = run([module])
+        values[f"rc_saved_{module}"] = (layer(none) - layer(alone), "bytes")
+        values[f"rc_cost_{module}"] = (alone.step_s - none.step_s, "duration")
+    return values
+
+
 @chapter("moe")
 def moe_chapter():
     workload, layout = published_run(DEEPSEEK)
     w, r = evaluate(workload, **layout)
     values = {}
     for part in (_idea_values(w, r), _memory_values(w, r, layout), _balance_values(w),
-                 _alltoall_values(workload, layout, w, r), _gemm_values(w, layout), _budget_values(w, r), _qwen_values(), _exercise_values(w, r.tokens_per_s)):
+                 _alltoall_values(workload, layout, w, r), _gemm_values(w, layout), _budget_values(w, r), _qwen_values(),
+                 _recompute_values(workload, layout), _exercise_values(w, r.tokens_per_s)):
         values.update(part)
     # The published layout's plan-free baseline for the exercises: its throughput and all-to-all share.
     values["pub_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")

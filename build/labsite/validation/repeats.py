@@ -7,6 +7,8 @@ Memory readings are left out (one run's two memory columns are not two runs)."""
 from dataclasses import dataclass
 from statistics import median
 
+from lab_core.records import record_to_dict
+
 from .runs import MEMORY_METRICS
 
 
@@ -42,7 +44,7 @@ def _run_key(run):
     """What makes two rows the same run: the Workload and Parallelism the lab evaluates
     (defaults filled in, so a row that spells one out matches one that leaves it), and the
     metric, so only like figures compare. The model's name and the source are not in it."""
-    return (tuple(run.workload().to_dict().items()), tuple(run.parallelism().to_dict().items()),
+    return (tuple(record_to_dict(run.workload()).items()), tuple(run.parallelism().to_dict().items()),
             run.group["metric"])
 
 

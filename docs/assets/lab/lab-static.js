@@ -115,8 +115,16 @@
     }
   }
 
+  // One input's two values alike: a list (the recompute modules) by its items, the rest as they are.
+  function sameValue(a, b) {
+    if (Array.isArray(a) || Array.isArray(b)) {
+      return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => item === b[i]);
+    }
+    return a === b;
+  }
+
   function sameInputs(config, a, b) {
-    return Object.keys(config.defaults).every((k) => a[k] === b[k]);
+    return Object.keys(config.defaults).every((k) => sameValue(a[k], b[k]));
   }
 
   function markCard(root, config, inputs) {
@@ -128,7 +136,7 @@
 
   const cardViews = {};
   window.LabPage = {
-    applyView, syncControls, nearestStop, sameInputs, markCard, setValue,
+    applyView, syncControls, nearestStop, sameValue, sameInputs, markCard, setValue,
     // Called by the generated cards script (labsite.pages.lab) with every card's result.
     registerCards(results) { Object.assign(cardViews, results); },
   };

@@ -157,7 +157,7 @@ export function createLabTools({ root, config, catalog, state, send, change, cur
   function stateQuery(inputs, pins) {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(inputs)) {
-      if (value !== config.defaults[name]) params.set(name, value === null ? "" : String(value));
+      if (!LabPage.sameValue(value, config.defaults[name])) params.set(name, value === null ? "" : String(value));
     }
     for (const [field, value] of Object.entries(pins)) params.set(field, value);
     return params.toString();

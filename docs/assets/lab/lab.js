@@ -91,7 +91,7 @@ function labelFor(name, value) {
 function urlFor(inputs) {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(inputs)) {
-    if (value !== config.defaults[name]) params.set(name, value === null ? "" : String(value));
+    if (!LabPage.sameValue(value, config.defaults[name])) params.set(name, value === null ? "" : String(value));
   }
   tools.writeUrl(params);
   for (const [name, value] of state.extras) params.append(name, value);
