@@ -11,9 +11,11 @@ from lab_core.planner.space import divisors, space_for
 STACKS = ("modern", "torch_native", "megatron_lm_2021")
 
 
-def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3, schedule_share=0.0):
+def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3, schedule_share=0.0,
+                           modules_share=0.0):
     """Keyword arguments of a random Workload (may still be refused by Workload); with
-    schedule_share, that share of them runs DualPipe or DualPipeV (no draw without it, so
+    schedule_share, that share of them runs DualPipe or DualPipeV, with modules_share, that
+    share recomputes Megatron-Core's modules on the modern stack (no draw without them, so
     the other draws stay what they were)."""
     kw = dict(params=float("%.3g" % 10 ** rng.uniform(8.2, max_log_params)),
               gpus=rng.choice(gpus_choices),
@@ -40,6 +42,14 @@ def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max
         kw["dense_layers"] = rng.choice([0, 1])
     if schedule_share and rng.random() < schedule_share:
         kw["pipeline_schedule"] = rng.choice(["dualpipe", "dualpipev"])
+    if modules_share and rng.random() < modules_share:
+        kw["stack"] = "modern"
+        names = ["core_attn", "layernorm"]
+        if "experts" in kw:
+            names += ["moe_act", "moe"] + (["shared_experts"] if kw["shared_experts"] else [])
+        if "experts" not in kw or kw["dense_layers"]:
+            names.append("mlp")
+        kw["recompute_modules"] = tuple(rng.sample(names, rng.randint(1, len(names))))
     return kw
 
 

@@ -1,7 +1,7 @@
 """The planner's bounds: memory is evaluate()'s figure exactly, and the step-time
 bound (bounds.StepBound) never exceeds evaluate()'s step time, for plans with
-context and expert parallelism, uneven pipeline splits, every stack and fp8, and
-every pipeline schedule."""
+context and expert parallelism, uneven pipeline splits, every stack and fp8, every
+pipeline schedule and Megatron-Core's selective recompute modules."""
 import random
 
 import pytest
@@ -14,11 +14,12 @@ from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
 
-def _plans(seed, n, schedule_share=0.0):
+def _plans(seed, n, schedule_share=0.0, modules_share=0.0):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024], schedule_share=schedule_share)
+        w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024], schedule_share=schedule_share,
+                               modules_share=modules_share)
         par = random_plan(rng, w)
         if par is not None:
             out.append((w, par))
@@ -27,10 +28,13 @@ def _plans(seed, n, schedule_share=0.0):
 
 # The bidirectional pipeline schedules (DualPipe, DualPipeV): their own plans, pipelined ones kept.
 SCHEDULE_PLANS = [(w, par) for w, par in _plans(12, 400, schedule_share=1.0) if par.pp > 1][:120]
-PLANS = _plans(4, 300) + SCHEDULE_PLANS
+# Megatron-Core's recompute modules: their selective plans.
+MODULE_PLANS = [(w, par) for w, par in _plans(19, 300, modules_share=1.0) if par.recompute == "selective"][:60]
+PLANS = _plans(4, 300) + SCHEDULE_PLANS + MODULE_PLANS
 # Plans whose grids have a shared floor (flash attention): 160 of 1F1B's and the bidirectional schedules'.
 SHARED_PLANS = ([(w, par) for w, par in PLANS[:300] if shared_floor_applies(context_for(w))][:160]
-                + [(w, par) for w, par in SCHEDULE_PLANS if shared_floor_applies(context_for(w))])
+                + [(w, par) for w, par in SCHEDULE_PLANS if shared_floor_applies(context_for(w))]
+                + [(w, par) for w, par in MODULE_PLANS if shared_floor_applies(context_for(w))])
 
 
 def test_random_plans_cover_the_new_dimensions():

@@ -62,6 +62,13 @@ def _schedule_workloads(n, seed):
                             moe_share=0.3, long_share=0.2, max_log_params=11.0, schedule_share=1.0)
 
 
+def _module_workloads(n, seed):
+    """Small workloads on the modern stack whose selective recompute is Megatron-Core's modules
+    (selective then keeps less than none, and the search weighs it)."""
+    return _small_workloads(n, seed, [2, 4, 8, 16], [4, 8, 16], lambda grids: True, moe_share=0.5, long_share=0.3,
+                            max_log_params=11.5, modules_share=1.0)
+
+
 # Found by a wider exhaustive comparison when the model had two overlap windows
 # (ZeRO-3 with one micro-batch, where full recompute and sequence parallelism
 # off were faster); kept now that one shared window rules that out.
@@ -73,6 +80,8 @@ REGRESSIONS = [
 NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
 # The bidirectional pipeline schedules, on grids with a pipeline.
 SCHEDULES = _schedule_workloads(12, 13)
+# Megatron-Core's recompute modules.
+MODULES = _module_workloads(12, 17)
 
 
 def test_new_dimension_workloads_cover_them():
@@ -80,6 +89,20 @@ def test_new_dimension_workloads_cover_them():
     assert any(g.cp > 1 for g in grids) and any(g.ep > 1 for g in grids) and any(g.first for g in grids)
     assert {kw["stack"] for kw in NEW_DIMENSIONS} == {"modern", "torch_native", "megatron_lm_2021"}
     assert {kw["pipeline_schedule"] for kw in SCHEDULES} == {"dualpipe", "dualpipev"} and len(SCHEDULES) == 12
+    modules = [Workload(**kw).recompute_modules for kw in MODULES]
+    assert len(MODULES) == 12 and sum(m != ("core_attn",) for m in modules) >= 8
+    assert {"layernorm", "moe_act", "moe", "mlp"} <= {name for m in modules for name in m}
+
+
+def test_the_module_workloads_recompute_selectively_where_it_wins():
+    """Selective recompute of the modules is the exhaustive optimum of some of them: the comparison
+    below tests the planner's handling of a selective that keeps less than none where it decides."""
+    optima = []
+    for kw in MODULES:
+        fitting, _, _ = brute(Workload(**kw))
+        if fitting:
+            optima.append(max(fitting, key=lambda item: item[0])[1].recompute)
+    assert "selective" in optima
 
 
 def test_the_bidirectional_schedules_search_pipelines_that_win():
@@ -88,7 +111,7 @@ def test_the_bidirectional_schedules_search_pipelines_that_win():
     assert any(search(Workload(**kw)).best.parallelism.pp > 1 for kw in SCHEDULES)
 
 
-@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS + SCHEDULES,
+@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS + SCHEDULES + MODULES,
                          ids=lambda kw: "%.3g@%d" % (kw["params"], kw["gpus"]))
 def test_pruned_search_matches_exhaustive(kw):
     w = Workload(**kw)
