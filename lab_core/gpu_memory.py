@@ -181,11 +181,6 @@ def layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed_width=0.0
     `dispatched` its token copies (kept unless the layer recomputes fully)."""
     h, a, r, drop = ctx.hidden, ctx.heads, ctx.kv_ratio, ctx.dropout
     fp8, gathered, attention = ctx.fp8_inputs, ctx.gathered_inputs, ctx.attention
-    if recompute == "full":
-        return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered,
-                                attention),
-                working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered,
-                              attention))
     if recompute == "selective" and (ctx.per_op_selective or ctx.module_recompute):
         whole = per_layer_bytes(tokens, b, h, a, tp, sp, "none", ctx.flash, width, r, drop, fp8, gathered,
                                 attention)
@@ -200,8 +195,9 @@ def layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed_width=0.0
                       - module_savings(tokens, b, h, tp, sp, modules, attention, fp8, 0.0 if routed_width else width,
                                        routed_width, width - routed_width if routed_width else 0.0, dispatched))
         return stored + dispatched, max(0.0, whole - stored)
+    # Full recompute keeps the layer's input alone: no token copies.
     return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered, attention)
-            + dispatched,
+            + (dispatched if recompute != "full" else 0.0),
             working_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered, attention))
 
 

@@ -46,8 +46,10 @@ def module_replay(ctx, tokens, tp, sequence_parallel, ep, ffn_hidden, moe):
         written += 2.0 * tokens * h / seq_shard
     attention = ctx.attention
     if "mla_up_proj" in modules and attention.kv_rank:
-        ups = [(inputs * outputs / tp, min(inputs, outputs / tp)) for inputs, outputs, split in
-               attention.matrices(h) if split == "out" and inputs in (attention.q_rank, attention.kv_rank)]
+        # The up-projections (attention.AttentionShape.matrices): kv_rank to keys and values, q_rank to queries.
+        ups = [_split_up(attention.kv_rank, attention.width + attention.value_width, tp)]
+        if attention.q_rank:
+            ups.append(_split_up(attention.q_rank, attention.width, tp))
         gemm_s += gemms_seconds(ctx.device, ctx.precision, tokens, ups)
         written += tokens * (2.0 * attention.width + attention.value_width) / tp
     experts = ctx.shape.experts
@@ -71,3 +73,9 @@ def module_replay(ctx, tokens, tp, sequence_parallel, ep, ffn_hidden, moe):
         out.collectives = 1.0
     out.seconds = gemm_s / ctx.compute_factor + per_value * written
     return out
+
+
+def _split_up(rank, outputs, tp):
+    """(weights on one GPU, width) of an up-projection from a latent of `rank` to `outputs`
+    split by tensor parallelism (attention.AttentionShape.gemms)."""
+    return rank * outputs / tp, min(rank, outputs / tp)
