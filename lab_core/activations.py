@@ -143,7 +143,8 @@ def latent_units(attention, h, fp8_inputs=False):
     parallelism and keeps the up-projections' inputs as shards
     (megatron/core/transformer/multi_latent_attention.py, _qkv_down_projection
     and get_query_key_value_tensors), so they count with the replicated part.
-    The 64-wide rotary key is left out (0.1 h in DeepSeek-V3). 0 without latents."""
+    The rotary key beside the latent is left out (64 values a token in DeepSeek-V3, under 1% of h). 0 without
+    latents."""
     if attention is None or not attention.kv_rank:
         return 0.0
     return (3.0 if fp8_inputs else 4.0) * (attention.q_rank + attention.kv_rank) / h
@@ -158,9 +159,9 @@ def module_savings(s, b, h, t, sequence_parallel, modules, attention=None, fp8_i
     shared experts' widths (moe_layer_activations' sum); dispatched: its
     dispatched token copies (moe_dispatch_bytes).
 
-    A value per token is 2 bytes, 1 for a GEMM input kept in FP8; the
-    replicated part (norm outputs, latents) is split by sequence parallelism,
-    the rest by tensor parallelism, as in per_layer_bytes.
+    A value per token is 2 bytes, 1 for a GEMM input kept in FP8; the norm
+    outputs are split by sequence parallelism (the replicated part of
+    per_layer_bytes), the rest by tensor parallelism.
     - layernorm: the two norm outputs the next GEMMs keep as inputs (of the
       MLP's norm, not when that MLP is checkpointed whole: its input is the
       checkpoint's);
