@@ -13,6 +13,7 @@ from lab_core.planner.meters import METERS
 
 from .plural import counted
 from .quantities import format_quantity
+from .view import recompute_text
 
 LOWER, HIGHER = "lower", "higher"
 _LEVEL_RANK = {"none": -1, "ok": 0, "warn": 1, "critical": 2}
@@ -41,13 +42,15 @@ def _get(side, path):
     return node
 
 
-def _layout_value(name, plan, catalog):
+def _layout_value(name, side, catalog):
+    plan = side["plan"]
     par = plan["parallelism"]
     terms = catalog["lab"]["terms"]
     if name == "gpus":
         return format_quantity(plan["gpus"]["used"], "count", catalog["units"])
     if name == "recompute":
-        return terms[par["recompute"]]
+        # With Megatron-Core's modules named, so two states that differ only in them show it.
+        return recompute_text(par, side.get("workload") or {}, catalog)
     if name == "sequence_parallel":
         return terms["yes" if par["sequence_parallel"] else "no"]
     return format_quantity(par.get(name, 1), "count", catalog["units"])
@@ -69,7 +72,7 @@ def compare_rows(a, b, catalog):
     for name in LAYOUT_ROWS:
         if name in ("cp", "ep") and a["plan"]["parallelism"].get(name, 1) == b["plan"]["parallelism"].get(name, 1) == 1:
             continue
-        va, vb = _layout_value(name, a["plan"], catalog), _layout_value(name, b["plan"], catalog)
+        va, vb = _layout_value(name, a, catalog), _layout_value(name, b, catalog)
         rows.append({"id": name, "group": "layout", "label": labels[name], "a": va, "b": vb, "differs": va != vb,
                      "better": None, "change": ""})
     for row_id, group, path, kind, direction in NUMBER_ROWS:

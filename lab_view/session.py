@@ -216,8 +216,8 @@ class Session:
         if not baseline["ok"]:
             return {"ok": False, "summary": texts["a_invalid"].format(
                 error=render_error(baseline["error"], words, self.kinds)["text"]), "html": ""}
-        a = {"plan": baseline["plan"], "report": baseline["plan"]["report"]}
-        b = {"plan": current["plan"], "report": current["plan"]["report"]}
+        a = {"plan": baseline["plan"], "report": baseline["plan"]["report"], "workload": baseline["workload"]}
+        b = {"plan": current["plan"], "report": current["plan"]["report"], "workload": current["workload"]}
         rows = compare_rows(a, b, words)
         return {"ok": True, "rows": rows, "summary": compare_summary(rows, words),
                 "html": compare_html(rows, words, (texts["columns"]["a"], texts["columns"]["b"]))}

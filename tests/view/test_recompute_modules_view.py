@@ -80,3 +80,16 @@ def test_a_module_the_model_cannot_take_is_refused_with_its_rule(sessions, lang,
     head = template.split("{", 2)[1].split("}", 1)[1].split("{")[0]  # the words after {field}, before the next value
     assert head.strip(" ：:") in error["text"]
     assert typed in error["text"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_compare_names_the_modules_of_each_state(sessions, lang):
+    """Two states that differ only in their recompute modules show it in the compare panel."""
+    session = sessions[lang]
+    a = {"inputs": dict(DEEPSEEK_V3, recompute_modules=["layernorm", "mla_up_proj", "moe_act"]), "pins": PINS}
+    result = session.evaluate(dict(DEEPSEEK_V3, recompute_modules=["mla_up_proj"]), pins=PINS, compare=a)
+    rows = {row["id"]: row for row in result["compare"]["rows"]}
+    template = session.catalog["lab"]["selective_modules"]
+    assert rows["recompute"]["a"] == template.format(modules="layernorm, mla_up_proj, moe_act")
+    assert rows["recompute"]["b"] == template.format(modules="mla_up_proj")
+    assert rows["recompute"]["differs"]
