@@ -188,12 +188,14 @@ def layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed_width=0.0
             stored = per_op_selective_bytes(tokens, b, h, tp, sp, width, r)
         else:
             # What the layer keeps besides its token copies: those count in the savings of moe, which drops them.
+            # A dense layer's MLP is `width` wide; a mixture-of-experts layer's splits into routed and shared.
             modules = ctx.recompute_modules
             core = "selective" if "core_attn" in modules else "none"
+            dense, shared = (0.0, width - routed_width) if routed_width else (width, 0.0)
             stored = (per_layer_bytes(tokens, b, h, a, tp, sp, core, ctx.flash, width, r, drop, fp8, gathered,
                                       attention)
-                      - module_savings(tokens, b, h, tp, sp, modules, attention, fp8, 0.0 if routed_width else width,
-                                       routed_width, width - routed_width if routed_width else 0.0, dispatched))
+                      - module_savings(tokens, b, h, tp, sp, modules, attention, fp8, dense, routed_width, shared,
+                                       dispatched))
         return stored + dispatched, max(0.0, whole - stored)
     # Full recompute keeps the layer's input alone: no token copies.
     return (per_layer_bytes(tokens, b, h, a, tp, sp, recompute, ctx.flash, width, r, drop, fp8, gathered, attention)

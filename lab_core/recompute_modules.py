@@ -95,6 +95,15 @@ _RULES = {
 }
 
 
+def named_modules(recompute, modules):
+    """The modules a plan's recompute is of, when they say more than "selective": Megatron-Core's
+    selective recompute of other modules than the default; () for any other plan (what the plan
+    card, the activation decision, the compare panel and the exports name)."""
+    if recompute == "selective" and tuple(modules) != DEFAULT_RECOMPUTE_MODULES:
+        return tuple(modules)
+    return ()
+
+
 def selective_differs(modules, flash):
     """Whether selective recompute keeps less than none with these modules (the
     planner then searches it; core_attn alone under flash attention changes nothing)."""

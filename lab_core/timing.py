@@ -98,22 +98,27 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
     if recompute == "full":
         extra = forward
         tp_comm += 2.0 * all_reduce
-    elif recompute == "selective" and modules is not None:
+    elif recompute == "selective" and replay_seconds is not None:
+        # Per-op checkpointing (modules None), or Megatron-Core's modules, which replay the core only
+        # with core_attn (flash attention's backward replays it whatever the modules).
         extra = replay_seconds
-        if flash_attention:
+        if flash_attention or modules is None:
             extra += core_replay
         elif "core_attn" in modules:
-            extra += core_replay + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
-    elif recompute == "selective" and replay_seconds is not None:
-        extra = replay_seconds + core_replay
+            extra += core_replay + _scores_traffic(a, s, b, t, hbm_rate)
     elif flash_attention:
         extra = core_replay
     elif recompute == "selective":
-        # With its softmax, dropout and score tensors: the 5 a s^2 b / t bytes.
-        extra = core_replay + cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
+        extra = core_replay + _scores_traffic(a, s, b, t, hbm_rate)
     else:
         extra = 0.0
     return LayerTimes(forward, backward, extra, tp_comm, gemm_s, attention_s)
+
+
+def _scores_traffic(a, s, b, t, hbm_rate):
+    """Seconds of the attention core's softmax, dropout and score tensors written again when
+    selective recompute replays it without flash attention: the 5 a s^2 b / t bytes."""
+    return cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
 
 
 def logits_times(s, b, h, vocab, t, flops_rate, hbm_rate):

@@ -11,7 +11,7 @@ from lab_core.inputs import SPEC_BY_NAME
 from lab_core.pipeline import SCHEDULE_NAMES, bubble_fraction
 from lab_core.planner.assumptions import METER_THRESHOLDS
 from lab_core.planner.meters import METERS
-from lab_core.recompute_modules import DEFAULT_RECOMPUTE_MODULES
+from lab_core.recompute_modules import named_modules
 
 from .accuracy import accuracy_text
 from .bars import memory_bar, time_bar
@@ -237,11 +237,10 @@ def stage_layers_text(par, report, catalog):
 def recompute_text(par, workload, catalog):
     """The plan's recompute in words; Megatron-Core's selective recompute names its modules
     when they are not the default (the attention core alone; lab_core.recompute_modules)."""
-    terms = catalog["lab"]["terms"]
-    modules = workload.get("recompute_modules") or ()
-    if par["recompute"] == "selective" and list(modules) != list(DEFAULT_RECOMPUTE_MODULES):
+    modules = named_modules(par["recompute"], workload.get("recompute_modules") or ())
+    if modules:
         return catalog["lab"]["selective_modules"].format(modules=", ".join(modules))
-    return terms[par["recompute"]]
+    return catalog["lab"]["terms"][par["recompute"]]
 
 
 def _plan_items(par, report, catalog, workload):

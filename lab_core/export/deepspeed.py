@@ -22,7 +22,7 @@ sections are strict models).
 """
 import json
 
-from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
+from ..recompute_modules import named_modules
 from .notes import (Notes, architecture_notes, attention_kernel_note, header_lines, recompute_modules_note,
                     schedule_note)
 
@@ -56,8 +56,8 @@ def _zero(f, notes):
 
 def _checkpointing(f, notes):
     par = f.par
-    if par.recompute == "selective" and f.workload.recompute_modules == DEFAULT_RECOMPUTE_MODULES:
-        notes.add("deepspeed_selective")
+    if par.recompute == "selective" and not named_modules(par.recompute, f.workload.recompute_modules):
+        notes.add("deepspeed_selective")  # (of Megatron-Core's modules: recompute_modules_note)
     recompute_modules_note(f, notes)
     if par.recompute != "full":
         return None

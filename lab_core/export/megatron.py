@@ -30,7 +30,7 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   (--recompute-modules, recompute_modules.py) when they are not the default.
 """
 from ..presets import PRESETS
-from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
+from ..recompute_modules import named_modules
 from .facts import virtual_stage_layers
 from .notes import Notes, architecture_notes, comment_block, header_lines, launch_notes, schedule_note
 
@@ -124,10 +124,9 @@ def _recompute_flags(f):
     if par.recompute == "full":
         return [("--recompute-granularity", "full"), ("--recompute-method", "uniform"), ("--recompute-num-layers", 1)]
     if par.recompute == "selective":
-        modules = f.workload.recompute_modules
         # Megatron-Core's default modules are the attention core alone (transformer_config.py).
-        return [("--recompute-granularity", "selective")] + (
-            [("--recompute-modules", modules)] if modules != DEFAULT_RECOMPUTE_MODULES else [])
+        modules = named_modules(par.recompute, f.workload.recompute_modules)
+        return [("--recompute-granularity", "selective")] + ([("--recompute-modules", modules)] if modules else [])
     return []
 
 
@@ -228,7 +227,7 @@ def _training_flags(f, notes):
     if f.workload.precision == "fp8":
         # Delayed scaling refuses the layernorm and moe_act recompute modules (transformer_config.py,
         # __post_init__): with either, per-tensor current scaling (tensorwise), which needs Transformer Engine 2.6.
-        modules = f.workload.recompute_modules if par.recompute == "selective" else ()
+        modules = named_modules(par.recompute, f.workload.recompute_modules)
         current = "layernorm" in modules or "moe_act" in modules
         flags += [("--fp8-format", "hybrid"), ("--fp8-recipe", "tensorwise" if current else "delayed")]
         if current:

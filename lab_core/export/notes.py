@@ -7,7 +7,7 @@ picks the entries by id and fills their numbers, so every language gets the
 same notes.
 """
 from ..pipeline import SCHEDULE_NAMES, bubble_fraction
-from ..recompute_modules import DEFAULT_RECOMPUTE_MODULES
+from ..recompute_modules import named_modules
 from ..stack import attention_kernels
 
 
@@ -28,8 +28,8 @@ def header_lines(texts, framework, facts, notes):
     """The comment lines every export starts with, in the catalog's language;
     ``framework`` None for the lab's own plan file."""
     numbers = dict(facts.plan_numbers())
-    modules = facts.workload.recompute_modules
-    if numbers["recompute"] == "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
+    modules = named_modules(numbers["recompute"], facts.workload.recompute_modules)
+    if modules:
         numbers["recompute"] = texts["recompute"]["selective_modules"].format(modules=", ".join(modules))
     else:
         numbers["recompute"] = texts["recompute"][numbers["recompute"]]
@@ -80,9 +80,9 @@ def architecture_notes(facts, notes):
 def recompute_modules_note(facts, notes):
     """For a file whose framework has no recompute modules (Megatron-Core's, recompute_modules.py): a plan
     that recomputes other modules than the attention core selectively recomputes something else there."""
-    modules = facts.workload.recompute_modules
-    if facts.par.recompute == "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
-        notes.add("recompute_modules_elsewhere", modules=", ".join(modules) or "-")
+    modules = named_modules(facts.par.recompute, facts.workload.recompute_modules)
+    if modules:
+        notes.add("recompute_modules_elsewhere", modules=", ".join(modules))
 
 
 def schedule_note(facts, notes, framework, offered=()):

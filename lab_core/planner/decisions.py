@@ -4,6 +4,7 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
+from ..recompute_modules import named_modules
 from ..step_time import expert_copies
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
 from .links import exposed_by_link, fabric_traffic, nvlink_traffic
@@ -171,7 +172,7 @@ def activation_memory(ctx):
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     if par.recompute == "none":
         option = "flash_attention" if wctx.flash else "keep_all"
-    elif par.recompute == "selective" and wctx.module_recompute:
+    elif named_modules(par.recompute, wctx.recompute_modules):
         option = "selective_modules"  # Megatron-Core's modules (recompute_modules.py), named in the option
     else:
         option = par.recompute + "_recompute"
