@@ -1,6 +1,6 @@
 """FLOP counts of one training iteration (dense GPT-style transformer)."""
 from .efficiency import per_op_replayed_gemms
-from .shape import layer_matrix_params
+from .shape import layer_matrix_params, mtp_module_extra_params
 
 
 def model_flops_eq7(B, s, l, h, V):
@@ -91,33 +91,48 @@ def moe_layer_forward_flops(b, s, h, kv_ratio, experts, attention=None):
     return attention_gemm + 2.0 * b * s * (h * experts.count + used), core
 
 
+def mtp_extra_forward_flops(B, s, shape):
+    """Forward FLOPs of the multi-token-prediction modules besides their layers and
+    output passes: 2 per weight per token of their projections and norms
+    (shape.mtp_module_extra_params; Megatron-Core counts the same in
+    num_floating_point_operations, megatron/training/training.py)."""
+    return 2.0 * B * s * shape.mtp_layers * mtp_module_extra_params(shape.hidden)
+
+
 def shape_model_flops(B, s, shape):
     """model_flops for any shape: its dense layers by Eq 7 generalised and,
-    with experts, its MoE layers by moe_layer_forward_flops (3 x forward)."""
+    with experts, its MoE layers by moe_layer_forward_flops (3 x forward); the
+    multi-token-prediction modules' layers, output passes and projections too
+    (arXiv:2412.19437 Sec 2.2; Megatron-Core's count: a layer of the last
+    layer's kind and one more logit pass per module)."""
     experts = shape.experts
-    if experts is None:
+    if experts is None and not shape.mtp_layers:
         return model_flops(B, s, shape.layers, shape.hidden, shape.vocab, shape.ffn_hidden, shape.kv_ratio,
                            shape.attention)
     gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio,
                                           shape.attention)
-    moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
-                                                       shape.attention)
-    per_pass = (experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)
-                + logits_forward_flops(B, s, shape.hidden, shape.vocab))
-    return 3.0 * per_pass
+    per_pass = shape.dense_layer_count * (gemm + attention)
+    if experts is not None:
+        moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
+                                                           shape.attention)
+        per_pass += shape.moe_layer_count * (moe_gemm + moe_attention)
+    per_pass += shape.output_passes * logits_forward_flops(B, s, shape.hidden, shape.vocab)
+    return 3.0 * (per_pass + mtp_extra_forward_flops(B, s, shape))
 
 
 def shape_recompute_flops(B, s, shape, recompute, flash_attention):
-    """recompute_flops for any shape (full recompute replays each layer's forward)."""
+    """recompute_flops for any shape (full recompute replays each layer's forward,
+    the multi-token-prediction layers' too)."""
     experts = shape.experts
     if experts is None or recompute != "full":
-        return recompute_flops(B, s, shape.layers, shape.hidden, shape.ffn_hidden, shape.kv_ratio, recompute,
+        layers = shape.dense_layer_count + shape.moe_layer_count
+        return recompute_flops(B, s, layers, shape.hidden, shape.ffn_hidden, shape.kv_ratio, recompute,
                                flash_attention, shape.attention)
     gemm, attention = layer_forward_flops(B, s, shape.hidden, shape.ffn_hidden, shape.kv_ratio,
                                           shape.attention)
     moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
                                                        shape.attention)
-    return experts.dense_layers * (gemm + attention) + experts.moe_layers * (moe_gemm + moe_attention)
+    return experts.dense_layers * (gemm + attention) + shape.moe_layer_count * (moe_gemm + moe_attention)
 
 
 def per_op_replayed_flops(B, s, shape):
@@ -127,8 +142,8 @@ def per_op_replayed_flops(B, s, shape):
     as wide as the experts a token uses, as step_time counts its time)."""
     h, r, attention = shape.hidden, shape.kv_ratio, shape.attention
     experts = shape.experts
-    kinds = ((shape.layers, shape.ffn_hidden),) if experts is None else (
-        (experts.dense_layers, shape.ffn_hidden), (experts.moe_layers, experts.used_per_token * experts.ffn_hidden))
+    kinds = ((shape.dense_layer_count, shape.ffn_hidden),) if experts is None else (
+        (experts.dense_layers, shape.ffn_hidden), (shape.moe_layer_count, experts.used_per_token * experts.ffn_hidden))
     total = 0.0
     for layers, ffn_hidden in kinds:
         for weights, _ in per_op_replayed_gemms(h, ffn_hidden, r, 1, attention):
@@ -144,17 +159,17 @@ def module_replayed_flops(B, s, shape, modules):
     mlp the dense layers' MLP, shared_experts the shared experts and moe the
     router and every expert a token uses, in each mixture-of-experts layer."""
     h, attention, experts = shape.hidden, shape.attention, shape.experts
-    dense_layers = shape.layers if experts is None else experts.dense_layers
+    dense_layers = shape.dense_layer_count
     weights = 0.0
     if "mla_up_proj" in modules and attention.kv_rank:
-        weights += shape.layers * (attention.q_rank * attention.width
+        weights += (shape.dense_layer_count + shape.moe_layer_count) * (attention.q_rank * attention.width
                                    + attention.kv_rank * (attention.width + attention.value_width))
     if "mlp" in modules:
         weights += dense_layers * 2.0 * h * shape.ffn_hidden
     if experts is not None:
         expert = 2.0 * h * experts.ffn_hidden
         if "moe" in modules:
-            weights += experts.moe_layers * (h * experts.count + experts.used_per_token * expert)
+            weights += shape.moe_layer_count * (h * experts.count + experts.used_per_token * expert)
         elif "shared_experts" in modules:
-            weights += experts.moe_layers * experts.shared * expert
+            weights += shape.moe_layer_count * experts.shared * expert
     return 2.0 * B * s * weights

@@ -25,6 +25,7 @@ from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_b
                           working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
 from .pipeline import in_flight_chunks, weight_copies
+from .shape import mtp_module_extra_params
 
 
 class MemoryBreakdown:
@@ -40,33 +41,51 @@ class MemoryBreakdown:
 
 class Stage:
     """One kind of pipeline stage: its layers (`dense` of them with a dense MLP,
-    the rest mixture-of-experts), the index that sets its in-flight
-    micro-batches (p - index under 1F1B), and whether it holds the embedding or
-    the output layer."""
+    the rest mixture-of-experts; on the stage with the output layer, the
+    multi-token-prediction layers too, `mtp` of them), the index that sets its
+    in-flight micro-batches (p - index under 1F1B), whether it holds the
+    embedding or the output layer, and `outputs`: the output layer's passes
+    (1 + mtp on the stage with it, else 0; shape.ModelShape.output_passes)."""
 
-    __slots__ = ("kind", "layers", "dense", "moe", "index", "embedding", "output")
+    __slots__ = ("kind", "layers", "dense", "moe", "index", "embedding", "output", "mtp", "outputs")
 
-    def __init__(self, kind, layers, index, embedding, output, dense):
+    def __init__(self, kind, layers, index, embedding, output, dense, mtp=0):
         self.kind, self.layers, self.index, self.embedding, self.output = kind, layers, index, embedding, output
         self.dense = dense
         self.moe = layers - dense
+        self.mtp = mtp
+        self.outputs = 1 + mtp if output else 0
 
 
-def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None):
+def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None, mtp=0):
     """The stage kinds worth costing: first, second (the heaviest middle one) and last.
 
     dense_layers: how many of the model's leading layers have a dense MLP
-    (None: all of them); they sit on the first stages in order.
+    (None: all of them); they sit on the first stages in order. mtp: the
+    multi-token-prediction layers, of the last layer's kind, on the stage with
+    the output layer (Megatron-Core's default placement, docs/user-guide/
+    features/multi_token_prediction.md "Pipeline Parallel Layout for MTP").
     """
     total = first_layers + max(pp - 2, 0) * middle_layers + (last_layers if pp > 1 else 0)
     dense = total if dense_layers is None else dense_layers
+    # A dense model's multi-token-prediction layers are dense too.
+    extra_dense = mtp if dense_layers is None else 0
     if pp == 1:
-        return (Stage("first", first_layers, 0, True, True, min(dense, first_layers)),)
+        return (Stage("first", first_layers + mtp, 0, True, True, min(dense, first_layers) + extra_dense, mtp),)
     out = [Stage("first", first_layers, 0, True, False, min(dense, first_layers))]
     if pp > 2:
         out.append(Stage("middle", middle_layers, 1, False, False, min(max(dense - first_layers, 0), middle_layers)))
-    out.append(Stage("last", last_layers, pp - 1, False, True, max(0, dense - (total - last_layers))))
+    out.append(Stage("last", last_layers + mtp, pp - 1, False, True,
+                     max(0, dense - (total - last_layers)) + extra_dense, mtp))
     return tuple(out)
+
+
+def model_stages(ctx, pp, first_layers, middle_layers, last_layers):
+    """stages() of the workload's model: its leading dense layers and its multi-token-prediction layers."""
+    shape = ctx.shape
+    experts = shape.experts
+    return stages(pp, first_layers, middle_layers, last_layers, None if experts is None else experts.dense_layers,
+                  shape.mtp_layers)
 
 
 def stage_params(ctx, tp, stage, pp, ep=1):
@@ -93,6 +112,12 @@ def stage_params(ctx, tp, stage, pp, ep=1):
         shared += ctx.vocab * ctx.hidden / tp + ctx.seq_len * ctx.hidden
     if stage.output and pp > 1:
         shared += ctx.vocab * ctx.hidden / tp
+    if stage.mtp:
+        # Each module's projection and norms; past the first stage, a copy of the token embedding
+        # the modules share (Megatron-Core builds it on the stage with them: GPTModel's mtp_process).
+        shared += stage.mtp * mtp_module_extra_params(ctx.hidden) / tp
+        if pp > 1:
+            shared += ctx.vocab * ctx.hidden / tp
     if ctx.pipeline_schedule == "1f1b":
         return shared, expert  # one copy (pipeline.weight_copies), without a call on the planner's hot path
     copies = weight_copies(pp, ctx.pipeline_schedule)
@@ -215,7 +240,8 @@ def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_bat
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)
     if stage.output:
-        total += output_input_bytes(tokens, b, h, tp) + stage_loss_bytes(ctx, tp, cp, stage, micro_batch)
+        total += stage.outputs * output_input_bytes(tokens, b, h, tp) + stage_loss_bytes(ctx, tp, cp, stage,
+                                                                                         micro_batch)
     return total + terms[2]
 
 
@@ -228,7 +254,7 @@ def stage_loss_bytes(ctx, tp, cp, stage, micro_batch):
     if not stage.output:
         return 0.0
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
-    return loss_bytes(tokens, micro_batch, ctx.vocab, tp, ctx.loss_bytes_per_logit[1 if tp > 1 else 0])
+    return stage.outputs * loss_bytes(tokens, micro_batch, ctx.vocab, tp, ctx.loss_bytes_per_logit[1 if tp > 1 else 0])
 
 
 def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
@@ -248,9 +274,7 @@ def stage_memories(ctx, par, layout):
     of stage (stages(): first, the heaviest middle one, last), in that order."""
     out = []
     shard = par.shard_ranks * par.cp
-    experts = ctx.shape.experts
-    dense = None if experts is None else experts.dense_layers
-    for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers, dense):
+    for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
         mem = MemoryBreakdown()
         mem.stage = stage.kind
         shared, expert = stage_params(ctx, par.tp, stage, par.pp, par.ep)

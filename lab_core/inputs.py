@@ -129,6 +129,9 @@ INPUT_SPECS = (
     _advanced("expert_groups", "expert groups (0 = routing over all experts)", 0, 1024, 0, integer=True),
     _advanced("expert_groups_per_token", "groups each token's experts come from (0 = all)", 0, 1024, 0,
               integer=True),
+    # Multi-token prediction (DeepSeek-V3 arXiv:2412.19437 Sec 2.2: one module, D = 1; Megatron-Core
+    # --mtp-num-layers): modules after the last layer, on the last pipeline stage (shape.py).
+    _advanced("mtp_layers", "multi-token prediction modules", 0, 8, 0, integer=True),
     # How routed tokens reach their experts across nodes (stack.py).
     InputSpec("moe_dispatcher", "dispatcher id", None, None, MOE_DISPATCHERS[0], log_scale=False, slider=False,
               kind="choice", choices=MOE_DISPATCHERS),

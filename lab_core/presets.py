@@ -28,7 +28,7 @@ from .inputs import SPEC_BY_NAME
 # Model-shape inputs a preset sets; a preset leaves the rest of the workload alone.
 SHAPE_INPUTS = ("params", "layers", "hidden", "heads", "kv_heads", "head_dim", "v_head_dim", "q_lora_rank",
                 "kv_lora_rank", "ffn_hidden", "vocab", "experts", "experts_per_token", "expert_ffn_hidden",
-                "shared_experts", "dense_layers", "expert_groups", "expert_groups_per_token")
+                "shared_experts", "dense_layers", "expert_groups", "expert_groups_per_token", "mtp_layers")
 
 def _llama3(params, layers, hidden, heads, ffn, seq_len=8192):
     # arXiv:2407.21783 Table 3: layers, model dimension, FFN dimension, heads, 8 key/value heads;
@@ -79,13 +79,14 @@ PRESETS = {
     # 512; attention.py), dense MLP 18,432 in the first 3 layers, 1 shared and 256 routed experts
     # of 2,048, 8 per token; vocabulary 129,280 (the released config; "128K" in Sec 4.1). Node-limited
     # routing (Sec 2.1.2): the released config's 8 expert groups (n_group), a token's experts from 4 of
-    # them (topk_group), at most 4 nodes when a group fills a node.
+    # them (topk_group), at most 4 nodes when a group fills a node. One multi-token-prediction module
+    # (Sec 2.2, 4.2: "we set the MTP depth D to 1"; the released config's num_nextn_predict_layers 1).
     "deepseek-v3": _preset(dict(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, head_dim=192,
                                 v_head_dim=128, q_lora_rank=1536, kv_lora_rank=512, ffn_hidden=27648,
                                 vocab=129280, experts=256, experts_per_token=8, expert_ffn_hidden=3072,
                                 shared_experts=1, dense_layers=3, expert_groups=8, expert_groups_per_token=4,
-                                seq_len=4096, dropout=False),
-                           _source("arXiv:2412.19437", "Sec 2.1.2, 4.2"), ("deepseek_v3", "671B")),
+                                mtp_layers=1, seq_len=4096, dropout=False),
+                           _source("arXiv:2412.19437", "Sec 2.1.2, 2.2, 4.2"), ("deepseek_v3", "671B")),
     # arXiv:2505.09388 Table 2: 94 layers, 64 query / 4 key-value heads, 128 experts, 8 per token,
     # no shared expert; hidden 4,096, expert size 1,536 and vocabulary 151,936 from the released
     # config; heads of 128 (its config.json head_dim), so the query width is 64 x 128 = 8,192.

@@ -16,6 +16,10 @@ model counts two MLP matrices of h x ffn_hidden. Grouped-query attention
 (kv_heads = heads, multi-head attention, unless given). The attention block's
 own sizes (head_dim, v_head_dim, and the latent ranks of multi-head latent
 attention) are in attention.py; absent, heads x head size is the hidden size.
+Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec 2.2) adds mtp_layers
+modules after the last layer, outside `layers`: each a layer of the last
+layer's kind plus a 2h x h projection and three norms, sharing the embedding
+and the output layer (mtp_module_extra_params).
 """
 import math
 
@@ -52,6 +56,22 @@ def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0, attention=None):
     attention = standard(hidden, kv_ratio) if attention is None else attention
     biases = attention.biases(hidden) + ffn_hidden + hidden
     return layer_matrix_params(hidden, ffn_hidden, kv_ratio, attention) + biases + 4 * hidden
+
+
+# Norms of one multi-token-prediction module: the next token's embedding's, the hidden state's and the
+# final one before the shared output layer (arXiv:2412.19437 Sec 2.2; Megatron-Core's FLOP count,
+# megatron/training/training.py "MTP eh norm + final norm").
+MTP_MODULE_NORMS = 3
+
+
+def mtp_module_extra_params(hidden):
+    """Weights one multi-token-prediction module adds besides its transformer layer:
+    the projection of the concatenated hidden state and next-token embedding,
+    2h x h, and three norms (the embedding's, the hidden state's and the final
+    one), 3h. Source: arXiv:2412.19437 Sec 2.2 (M_k, the two RMSNorms);
+    Megatron-Core's count in megatron/training/training.py
+    (num_floating_point_operations: "MTP eh norm + final norm", "MTP eh proj")."""
+    return 2.0 * hidden * hidden + MTP_MODULE_NORMS * hidden
 
 
 def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
@@ -103,10 +123,10 @@ class ModelShape:
     __slots__ = ("layers", "hidden", "heads", "kv_heads", "kv_ratio", "head_dim", "attention", "ffn_hidden",
                  "vocab", "seq_len",
                  "layer_params", "embedding_params", "params", "derived", "experts", "moe_layer_params",
-                 "moe_layer_shared_params", "active_params")
+                 "moe_layer_shared_params", "active_params", "mtp_layers")
 
     def __init__(self, layers, hidden, heads, ffn_hidden, vocab, seq_len, derived, kv_heads=None, experts=None,
-                 attention=None):
+                 attention=None, mtp_layers=0):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
@@ -121,9 +141,11 @@ class ModelShape:
         self.embedding_params = float((vocab + seq_len) * hidden)
         self.derived = derived
         self.experts = experts
+        self.mtp_layers = mtp_layers
+        extra = mtp_layers * mtp_module_extra_params(hidden)
         if experts is None:
             self.moe_layer_shared_params = self.moe_layer_params = 0.0
-            self.params = layers * self.layer_params + self.embedding_params
+            self.params = (layers + mtp_layers) * self.layer_params + self.embedding_params + extra
             self.active_params = self.params
             return
         # A MoE layer: the dense layer without its MLP, plus the router and the
@@ -131,10 +153,30 @@ class ModelShape:
         attention = self.layer_params - mlp_params(hidden, ffn_hidden)
         self.moe_layer_shared_params = attention + experts.router_params + experts.shared * experts.expert_params
         self.moe_layer_params = self.moe_layer_shared_params + experts.routed_params
-        dense = experts.dense_layers * self.layer_params + self.embedding_params
-        self.params = dense + experts.moe_layers * self.moe_layer_params
-        self.active_params = dense + experts.moe_layers * (self.moe_layer_shared_params
-                                                           + experts.per_token * experts.expert_params)
+        # The multi-token-prediction layers are of the last layer's kind: mixture of experts.
+        dense = experts.dense_layers * self.layer_params + self.embedding_params + extra
+        moe_layers = experts.moe_layers + mtp_layers
+        self.params = dense + moe_layers * self.moe_layer_params
+        self.active_params = dense + moe_layers * (self.moe_layer_shared_params
+                                                   + experts.per_token * experts.expert_params)
+
+    @property
+    def dense_layer_count(self):
+        """Layers with a dense MLP, the multi-token-prediction layers of a dense model included."""
+        if self.experts is None:
+            return self.layers + self.mtp_layers
+        return self.experts.dense_layers
+
+    @property
+    def moe_layer_count(self):
+        """Mixture-of-experts layers, the multi-token-prediction layers included (0 for a dense model)."""
+        return 0 if self.experts is None else self.experts.moe_layers + self.mtp_layers
+
+    @property
+    def output_passes(self):
+        """Times each token goes through the output layer: the model's prediction and one per
+        multi-token-prediction module (arXiv:2412.19437 Sec 2.2: a shared output head)."""
+        return 1 + self.mtp_layers
 
     def to_dict(self):
         return {
@@ -148,11 +190,12 @@ class ModelShape:
             "active_params": self.active_params,
             "derived": list(self.derived),
             "moe": None if self.experts is None else self.experts.to_dict(),
+            "mtp_layers": self.mtp_layers,
         }
 
 
 def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidden=None, vocab=None,
-                 kv_heads=None, moe=None, attention=None):
+                 kv_heads=None, moe=None, attention=None, mtp_layers=0):
     """Fill in the absent dimensions by the rule in the module docstring.
 
     attention: None, or (head_dim, v_head_dim, q_lora_rank, kv_lora_rank),
@@ -221,4 +264,4 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers,
                           groups, chosen)
     return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts,
-                      shaped)
+                      shaped, mtp_layers)

@@ -12,7 +12,7 @@ from . import calibration as cal
 from .comms import point_to_point_time, ring_time
 from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_seconds, moe_layer_gemm_seconds,
                          per_op_replayed_gemms)
-from .gpu_memory import stages
+from .gpu_memory import model_stages
 from .pipeline import bubble_time
 from .recompute_replay import module_replay
 from .stack import tp_overlap_waiting_share
@@ -113,11 +113,9 @@ def layer_kinds(ctx, par):
 def micro_batch_times(ctx, par, layout):
     """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
     dense, moe = layer_kinds(ctx, par)
-    experts = ctx.shape.experts
     logits = output_layer_times(ctx, par.tp, par.cp, par.micro_batch)
     best = None
-    for stage in stages(par.pp, layout.first_layers, layout.middle_layers, layout.last_layers,
-                        None if experts is None else experts.dense_layers):
+    for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
         busy = stage.dense * dense.busy + (stage.moe * moe.busy if stage.moe else 0.0)
         if stage.output:
             busy += logits[0] + logits[1]
@@ -262,10 +260,20 @@ def expert_permutation_seconds(ctx, par):
 
 def output_layer_times(ctx, tp, cp, micro_batch):
     """(forward, backward) seconds of the output layer and loss for one micro-batch
-    (timing.logits_times). It stays in 16-bit (arXiv:2209.05433 Sec 4)."""
+    (timing.logits_times). It stays in 16-bit (arXiv:2209.05433 Sec 4). With
+    multi-token prediction the stage runs it once per module more (a shared
+    head, arXiv:2412.19437 Sec 2.2), and each module's 2h x h projection, a GEMM
+    split t ways at its shape's rate (its backward twice its forward)."""
     tokens = micro_batch * ctx.seq_len / cp
     rate = gemm_rate(ctx.device, "bf16", tokens, ctx.hidden) * ctx.compute_factor
-    return logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
+    forward, backward = logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
+    mtp = ctx.shape.mtp_layers
+    if not mtp:
+        return forward, backward
+    passes = 1 + mtp
+    h = ctx.hidden
+    projection = mtp * gemms_seconds(ctx.device, ctx.precision, tokens, ((2.0 * h * h / tp, h / tp),)) / ctx.compute_factor
+    return passes * forward + projection, passes * backward + 2.0 * projection
 
 
 def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel, recompute="none"):

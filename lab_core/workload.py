@@ -98,6 +98,7 @@ class Workload:
     dense_layers: int = _default("dense_layers")
     expert_groups: int = _default("expert_groups")
     expert_groups_per_token: int = _default("expert_groups_per_token")
+    mtp_layers: int = _default("mtp_layers")
     moe_dispatcher: str = _default("moe_dispatcher")
     moe_comm_overlap: bool = _default("moe_comm_overlap")
     stack: str = _default("stack")
@@ -116,7 +117,7 @@ class Workload:
             object.__setattr__(self, name, _check(name, getattr(self, name)))
         shape = derive_shape(self.params, self.seq_len, self.layers, self.hidden,
                              self.heads, self.ffn_hidden, self.vocab, self.kv_heads, self._moe(),
-                             self._attention())
+                             self._attention(), self.mtp_layers)
         # Derived once, reused by every evaluate() call (not dataclass fields).
         object.__setattr__(self, "shape", shape)
         check_modules(self.recompute_modules, shape, self.stack)

@@ -217,7 +217,14 @@ def grid_extras(par, catalog):
 
 
 def stage_layers_text(par, report, catalog):
-    """Layers per pipeline stage: one number, or first / middle / last for an uneven split."""
+    """Layers per pipeline stage: one number, or first / middle / last for an uneven split;
+    and the multi-token-prediction modules the last stage runs besides them."""
+    text = _split_text(par, report, catalog)
+    mtp = report["shape"].get("mtp_layers", 0)
+    return text + catalog["lab"]["stage_layers"]["mtp"].format(mtp=mtp) if mtp else text
+
+
+def _split_text(par, report, catalog):
     layers = report["shape"]["layers"]
     first, last, pp = par.get("first_stage_layers", 0), par.get("last_stage_layers", 0), par["pp"]
     if pp == 1 or not (first or last):

@@ -23,7 +23,7 @@ sections are strict models).
 import json
 
 from ..recompute_modules import named_modules
-from .notes import (Notes, architecture_notes, attention_kernel_note, header_lines, recompute_modules_note,
+from .notes import (Notes, architecture_notes, attention_kernel_note, header_lines, mtp_note, recompute_modules_note,
                     schedule_note)
 
 
@@ -59,6 +59,7 @@ def _checkpointing(f, notes):
     if par.recompute == "selective" and not named_modules(par.recompute, f.workload.recompute_modules):
         notes.add("deepspeed_selective")  # (of Megatron-Core's modules: recompute_modules_note)
     recompute_modules_note(f, notes)
+    mtp_note(f, notes)
     if par.recompute != "full":
         return None
     return {"partition_activations": par.tp > 1, "contiguous_memory_optimization": False,

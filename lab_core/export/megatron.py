@@ -42,7 +42,8 @@ def _parallel_flags(f, notes):
         flags.append(("--num-layers-per-virtual-pipeline-stage", f.shape.layers // (par.pp * par.interleave)))
     elif par.interleave > 1:
         flags.append(("--pipeline-model-parallel-layout",
-                      pipeline_layout(par.pp, par.interleave, f.first_layers, f.middle_layers, f.last_layers)))
+                      pipeline_layout(par.pp, par.interleave, f.first_layers, f.middle_layers, f.last_layers,
+                                      f.shape.mtp_layers)))
     elif not f.even:
         flags += [("--decoder-first-pipeline-num-layers", f.first_layers),
                   ("--decoder-last-pipeline-num-layers", f.last_layers)]
@@ -60,12 +61,13 @@ def _parallel_flags(f, notes):
     return flags
 
 
-def pipeline_layout(pp, v, first, middle, last):
+def pipeline_layout(pp, v, first, middle, last, mtp=0):
     """Megatron-Core's --pipeline-model-parallel-layout string for pp stages of v
     model chunks each holding first, middle and last layers: the pp x v virtual
     stages in schedule order (facts.virtual_stage_layers), "|" between them, "t"
-    per transformer layer, the embedding "E" first and the loss "L" last; a run
-    of equal virtual stages as "(...|)*n"
+    per transformer layer, the embedding "E" first and the loss "L" last, the
+    multi-token-prediction modules "m" before it (docs/user-guide/features/
+    multi_token_prediction.md "Layout Format"); a run of equal virtual stages as "(...|)*n"
     (megatron/core/transformer/pipeline_parallel_layer_layout.py at core_v0.15.3,
     parse_str_to_list)."""
     stages = ["t" * layers for layers in virtual_stage_layers(pp, v, first, middle, last)]
@@ -77,7 +79,7 @@ def pipeline_layout(pp, v, first, middle, last):
         else:
             runs.append([stage, 1])
     parts = [f"({stage}|)*{count}" if count > 1 else f"{stage}|" for stage, count in runs]
-    return "".join(parts) + stages[-1] + "L"
+    return "".join(parts) + stages[-1] + "m" * mtp + "L"
 
 
 def _expert_overlap_flags(f, notes):
@@ -169,6 +171,12 @@ def _model_flags(f, notes):
         if experts.groups:
             # Group-limited routing (moe.py; megatron/core/transformer/moe/moe_utils.py group_limited_topk).
             flags += [("--moe-router-num-groups", experts.groups), ("--moe-router-group-topk", experts.groups_per_token)]
+    if shape.mtp_layers:
+        # Multi-token prediction on the last stage (Megatron-Core's default placement), which does not run
+        # with context parallelism (docs/user-guide/features/multi_token_prediction.md "Unsupported Combinations").
+        flags.append(("--mtp-num-layers", shape.mtp_layers))
+        if f.par.cp > 1:
+            notes.add("megatron_mtp_context_parallel", cp=f.par.cp)
     if not f.workload.dropout:
         flags += [("--hidden-dropout", 0.0), ("--attention-dropout", 0.0)]
     flags.append(("--attention-backend", "flash" if f.workload.flash_attention else "unfused"))

@@ -85,6 +85,12 @@ def recompute_modules_note(facts, notes):
         notes.add("recompute_modules_elsewhere", modules=", ".join(modules))
 
 
+def mtp_note(facts, notes):
+    """For a file whose framework has no multi-token prediction: it trains the model without the modules."""
+    if facts.shape.mtp_layers:
+        notes.add("mtp_elsewhere", mtp=facts.shape.mtp_layers)
+
+
 def schedule_note(facts, notes, framework, offered=()):
     """A pipelined plan on a bidirectional schedule (Workload.pipeline_schedule) the framework does not
     offer (``offered``: the ones it does): the file runs 1F1B with the same stages, and says what that costs."""

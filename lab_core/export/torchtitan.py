@@ -51,7 +51,8 @@ from ..stack import attention_kernels
 from ..presets import PRESETS
 from . import toml
 from .facts import virtual_stage_layers
-from .notes import (Notes, architecture_notes, comment_block, header_lines, launch_notes, recompute_modules_note,
+from .notes import (Notes, architecture_notes, comment_block, header_lines, launch_notes, mtp_note,
+                    recompute_modules_note,
                     schedule_note)
 
 
@@ -288,6 +289,7 @@ def job_sections(f, notes):
     if not f.modern:
         notes.add("legacy_stack_overlap")
     recompute_modules_note(f, notes)
+    mtp_note(f, notes)
     architecture_notes(f, notes)
     launch_notes(f, notes)
     return [(name, pairs) for name, pairs in sections if pairs]

@@ -199,11 +199,6 @@ def _beyond_window(traffic, window):
     return (1.0 - cal.COMM_CONTENTION) * (exposed if exposed > 0.0 else 0.0) + cal.COMM_CONTENTION * traffic
 
 
-def _stage_layers(grid, layers, kind):
-    first, middle, last = grid.split(layers)
-    return {"first": first, "middle": middle, "last": last}[kind]
-
-
 def _smallest_gemm_rows(ctx, grid):
     """Rows of the smallest GEMM one sequence gives a GPU (the one whose rate a
     larger micro-batch can raise the most): the s / cp tokens; with mixture of
@@ -746,7 +741,9 @@ class StepBound:
         tp, pp, dp, cp = grid.tp, grid.pp, grid.dp, grid.cp
         sequences = ctx.batch_sequences // dp
         kind = probe.bottleneck_stage
-        layer_overhead = _stage_layers(grid, ctx.layers, kind) * cal.LAYER_PASS_OVERHEAD_S
+        # The probe's slowest stage, its multi-token-prediction layers included.
+        stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
+        layer_overhead = stage.layers * cal.LAYER_PASS_OVERHEAD_S
         self.sequences_per_replica = sequences
         # step() and _busy() by their arguments: the search asks for the same ones again.
         self.steps, self.busy = {}, {}
@@ -764,13 +761,12 @@ class StepBound:
         # Per-sequence time (GEMMs, element-wise, logits, flash recompute) of
         # the probe's stage, and what a full replay of each layer's forward
         # (not the logits) adds instead of flash attention's attention-only replay.
-        stage = next(k for k in grid_stages(ctx, grid) if k.kind == kind)
         per_sequence = (probe.forward_s + probe.backward_s + probe.recompute_s) / sequences - 2.0 * layer_overhead
         logits_forward = _logits_s(ctx, tp, cp, 1)[0] if stage.output else 0.0
         replay = (probe.forward_s - probe.recompute_s) / sequences - layer_overhead - logits_forward
         self.compute = _Compute(ctx, grid, per_sequence, replay if replay > 0.0 else 0.0, stage)
         self.ctx, self.grid, self.moe_layers = ctx, grid, stage.moe if grid.ep > 1 else 0
-        layers = _stage_layers(grid, ctx.layers, kind)
+        layers = stage.layers
         self.cp = (_ContextParallel(ctx, grid, probe.cp_comm_total_s / (sequences * layers),
                                     probe.cp_comm_s / (sequences * layers), layers)
                    if cp > 1 and probe.cp_comm_total_s > 0.0 else None)

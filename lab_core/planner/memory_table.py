@@ -14,7 +14,7 @@ Memory also does not depend on the GPU count, the fabric, the GPU preset or
 the checkpoint interval, so one table serves every slider move that keeps
 the model, the sequence and the batch (table_for caches a few).
 """
-from ..gpu_memory import layer_kind_activations, stage_activation_total, stage_params, stage_terms, stages, state_parts
+from ..gpu_memory import layer_kind_activations, model_stages, stage_activation_total, stage_params, stage_terms, state_parts
 
 _TABLES = {}
 _TABLES_KEPT = 8
@@ -29,7 +29,8 @@ _ENTRIES_KEPT = 200_000
 def _key(ctx):
     shape = ctx.shape
     experts = None if shape.experts is None else tuple(sorted(shape.experts.to_dict().items()))
-    return (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab, experts,
+    return (shape.layers, shape.mtp_layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab,
+            experts,
             ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes,
             ctx.per_op_selective, ctx.fp8_inputs, ctx.gathered_inputs, ctx.loss_bytes_per_logit, ctx.pipeline_schedule,
             ctx.recompute_modules)
@@ -85,15 +86,13 @@ class MemoryTable:
             self._size = 0
 
     def kinds(self, grid):
-        """The grid's kinds of stage (gpu_memory.stages)."""
+        """The grid's kinds of stage (gpu_memory.model_stages)."""
         key = (grid.pp, grid.first, grid.last)
         found = self._kinds.get(key)
         if found is None:
             ctx = self.ctx
             first, middle, last = grid.split(ctx.layers)
-            experts = ctx.shape.experts
-            found = self._kinds[key] = stages(grid.pp, first, middle, last,
-                                              None if experts is None else experts.dense_layers)
+            found = self._kinds[key] = model_stages(ctx, grid.pp, first, middle, last)
         return found
 
     def states(self, grid, zero):

@@ -93,7 +93,7 @@ def divisors(n):
     return small + large[::-1]
 
 
-def pipeline_splits(layers):
+def pipeline_splits(layers, mtp=0):
     """(pp, first, last) of every split searched, by pp.
 
     Even: pp dividing the layers (first = last = 0). Uneven, Megatron's
@@ -109,6 +109,13 @@ def pipeline_splits(layers):
     rest, from 2 to 2 k - 2 layers, shared by the first and last stage, the
     last holding the odd one (DeepSeek-V3's 61 layers on 16 stages: 2, 14 x 4,
     3, arXiv:2412.19437 Sec 3.2.1 with PP 16).
+    With mtp multi-token-prediction modules (on the last stage, with the output
+    layer) each split also comes with 1 to 1 + 2 mtp of its last stage's layers
+    moved to the first, as long as the first holds at most one more than a
+    middle stage and the last keeps one: Megatron-Bridge lays DeepSeek-V3 (61 layers, one
+    module) on 16 stages as 4, 14 x 4, 1 and the module
+    (src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py,
+    _get_deepseek_v3_pipeline_layout).
     """
     out = [(p, 0, 0) for p in divisors(layers)]
     for p in divisors(layers + 2):
@@ -123,7 +130,32 @@ def pipeline_splits(layers):
         if p not in reached and 2 <= rest <= 2 * k - 2:
             out.append((p, rest // 2, rest - rest // 2))
         p *= 2
+    if mtp:
+        out += _lighter_last_stages(layers, out, 1 + 2 * mtp)
     out.sort()
+    return out
+
+
+def _lighter_last_stages(layers, splits, most):
+    """Each split's variants with d = 1 .. most of its last stage's layers on its first
+    (pipeline_splits), new ones only."""
+    seen = set(splits)
+    out = []
+    for p, first, last in splits:
+        if p < 2:
+            continue
+        if first:
+            middle = (layers - first - last) // (p - 2) if p > 2 else None
+        else:
+            middle = layers // p
+            first = last = middle
+        for d in range(1, most + 1):
+            split = (p, first + d, last - d)
+            if last - d < 1 or (p > 2 and first + d > middle + 1):
+                break
+            if split not in seen:
+                seen.add(split)
+                out.append(split)
     return out
 
 
@@ -186,7 +218,7 @@ class Space:
                     if shape.heads % t == 0 and shape.kv_heads % t == 0 and shape.hidden % t == 0
                     and shape.ffn_hidden % t == 0]
         self.cps = context_parallel_sizes(workload.seq_len, workload.flash_attention)
-        self.splits = pipeline_splits(shape.layers)
+        self.splits = pipeline_splits(shape.layers, shape.mtp_layers)
         self.pps = sorted({p for p, _, _ in self.splits})
         self.dps = divisors(self.batch)
         self._grids = {}
@@ -241,7 +273,7 @@ _SPACES_KEPT = 64
 def space_for(workload):
     """The cached Space of a workload (keyed by the fields a Space reads)."""
     shape = workload.shape
-    key = (shape.layers, shape.heads, shape.kv_heads, shape.hidden, shape.ffn_hidden,
+    key = (shape.layers, shape.mtp_layers, shape.heads, shape.kv_heads, shape.hidden, shape.ffn_hidden,
            shape.experts.count if shape.experts is not None else 0, workload.gpus_per_node,
            workload.batch_sequences, workload.seq_len, workload.flash_attention)
     space = _SPACES.get(key)

@@ -66,13 +66,19 @@ def unroll_layout(layout):
 
 def _layout_stages(flags, pp, layers):
     """(v, first, last) of the flexible layout, checked as Megatron-Core checks it (pipeline_parallel_layer_layout.py:
-    the embedding opens and the loss closes it, once each, with every transformer layer; stage c pp + r is chunk c
-    of pipeline rank r)."""
+    the embedding opens and the loss closes it, once each, with every transformer layer; the multi-token-prediction
+    modules, as many as --mtp-num-layers, all in one virtual stage and not on the first rank (docs/user-guide/
+    features/multi_token_prediction.md "Constraints"); stage c pp + r is chunk c of pipeline rank r)."""
     stages = unroll_layout(flags["--pipeline-model-parallel-layout"])
     assert len(stages) % pp == 0, stages
     flat = [layer for stage in stages for layer in stage]
     assert flat[0] == "E" and flat[-1] == "L" and flat.count("E") == 1 and flat.count("L") == 1, flat
-    assert set(flat) <= {"E", "t", "L"} and flat.count("t") == layers
+    assert set(flat) <= {"E", "t", "m", "L"} and flat.count("t") == layers
+    mtp = int(flags.get("--mtp-num-layers", 0))
+    assert flat.count("m") == mtp, (flat.count("m"), mtp)
+    if mtp:
+        holding = [i for i, stage in enumerate(stages) if "m" in stage]
+        assert len(holding) == 1 and holding[0] % pp != 0, holding
     v = len(stages) // pp
     per_rank = [sum(stages[c * pp + r].count("t") for c in range(v)) for r in range(pp)]
     assert len(set(per_rank[1:-1])) <= 1, per_rank

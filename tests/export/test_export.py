@@ -591,3 +591,40 @@ def test_recompute_modules_are_megatrons_flag_and_a_note_elsewhere(modules, reci
         plan_line = next(line for line in out.text.splitlines() if "PP 16" in line)
         if modules != ("core_attn",):
             assert TEXTS[lang]["recompute"]["selective_modules"].format(modules=", ".join(modules)) in plan_line
+
+
+@pytest.mark.parametrize("interleave", [1, 2])
+def test_multi_token_prediction_is_megatrons_flag_and_a_note_elsewhere(interleave):
+    """Megatron-Core takes the modules as --mtp-num-layers, on the last stage: in a flexible layout an
+    "m" before the loss. torchtitan and DeepSpeed have none: a note in each language says the file
+    trains without them. Without modules, neither."""
+    layout = dict(pp=8, dp=128, ep=64, zero=1, micro_batch=1, interleave=interleave,
+                  first_stage_layers=8, last_stage_layers=5)
+    for mtp in (1, 0):
+        w = _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8",
+                    mtp_layers=mtp)
+        plan = evaluate(w, Parallelism(**layout))
+        for lang in LANGUAGES:
+            out = export(plan, w, "megatron", TEXTS[lang])
+            flags, _ = megatron_flags(out.text)
+            assert flags.get("--mtp-num-layers") == (str(mtp) if mtp else None)
+            if interleave > 1:
+                assert flags["--pipeline-model-parallel-layout"].endswith("mL" if mtp else "tL")
+            read = megatron_layout(out.text, 61)
+            assert (read["pp"], read["interleave"], read["first"], read["last"]) == (8, interleave, 8, 5)
+            for fmt in ("torchtitan", "deepspeed"):
+                other = export(plan, w, fmt, TEXTS[lang])
+                assert ("mtp_elsewhere" in other.notes) == bool(mtp)
+                if mtp:
+                    note = TEXTS[lang]["notes"]["mtp_elsewhere"].format(mtp=mtp)
+                    assert " ".join(note.split()[:6]) in " ".join(other.text.split())
+
+
+def test_megatron_says_it_runs_no_multi_token_prediction_with_context_parallelism():
+    w = _preset("llama3-8b", gpus=64, global_batch_tokens=64 * 16384, seq_len=16384, mtp_layers=1)
+    for cp, noted in ((2, True), (1, False)):
+        plan = evaluate(w, Parallelism(tp=2, cp=cp, dp=32 // cp, zero=1, sequence_parallel=True))
+        for lang in LANGUAGES:
+            out = export(plan, w, "megatron", TEXTS[lang])
+            assert ("megatron_mtp_context_parallel" in out.notes) == noted
+            assert "--mtp-num-layers 1" in out.text

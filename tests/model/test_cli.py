@@ -51,3 +51,15 @@ def test_recompute_modules_are_a_comma_separated_flag():
     for modules in ("moe_act", "layernorm,attention"):
         bad = run(*ARGS, "--recompute-modules", modules)
         assert bad.returncode == 2 and "recompute_modules" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_mtp_layers_is_a_flag():
+    out = run(*ARGS, "--mtp-layers", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    want = evaluate(Workload(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=3145728, mtp_layers=1),
+                    Parallelism(tp=8, pp=8, dp=16, recompute="selective", sequence_parallel=True)).to_dict()
+    got = json.loads(out.stdout)
+    assert got == json.loads(json.dumps(want)) and got["shape"]["mtp_layers"] == 1
+    assert got["time"]["step_s"] > json.loads(run(*ARGS, "--json").stdout)["time"]["step_s"]
+    bad = run(*ARGS, "--mtp-layers", "9")
+    assert bad.returncode == 2 and "mtp_layers" in bad.stderr and "Traceback" not in bad.stderr

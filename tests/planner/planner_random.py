@@ -12,11 +12,12 @@ STACKS = ("modern", "torch_native", "megatron_lm_2021")
 
 
 def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max_log_params=12.3, schedule_share=0.0,
-                           modules_share=0.0):
+                           modules_share=0.0, mtp_share=0.0):
     """Keyword arguments of a random Workload (may still be refused by Workload); with
     schedule_share, that share of them runs DualPipe or DualPipeV, with modules_share, that
-    share recomputes Megatron-Core's modules on the modern stack (no draw without them, so
-    the other draws stay what they were)."""
+    share recomputes Megatron-Core's modules on the modern stack, with mtp_share, that share
+    has one to three multi-token-prediction modules (no draw without them, so the other
+    draws stay what they were)."""
     kw = dict(params=float("%.3g" % 10 ** rng.uniform(8.2, max_log_params)),
               gpus=rng.choice(gpus_choices),
               inter_node_gbps=float("%.3g" % 10 ** rng.uniform(1.4, 3.5)),
@@ -50,6 +51,8 @@ def random_workload_fields(rng, gpus_choices, moe_share=0.3, long_share=0.3, max
         if "experts" not in kw or kw["dense_layers"]:
             names.append("mlp")
         kw["recompute_modules"] = tuple(rng.sample(names, rng.randint(1, len(names))))
+    if mtp_share and rng.random() < mtp_share:
+        kw["mtp_layers"] = rng.choice([1, 1, 2, 3])
     return kw
 
 

@@ -1,7 +1,7 @@
 """The planner's bounds: memory is evaluate()'s figure exactly, and the step-time
 bound (bounds.StepBound) never exceeds evaluate()'s step time, for plans with
 context and expert parallelism, uneven pipeline splits, every stack and fp8, every
-pipeline schedule and Megatron-Core's selective recompute modules."""
+pipeline schedule, Megatron-Core's selective recompute modules and multi-token prediction."""
 import random
 
 import pytest
@@ -14,12 +14,12 @@ from lab_core.planner.space import Grid, space_for
 from planner_random import random_plan, random_workload
 
 
-def _plans(seed, n, schedule_share=0.0, modules_share=0.0):
+def _plans(seed, n, schedule_share=0.0, modules_share=0.0, mtp_share=0.0):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
         w, _ = random_workload(rng, [1, 8, 16, 64, 128, 512, 1024], schedule_share=schedule_share,
-                               modules_share=modules_share)
+                               modules_share=modules_share, mtp_share=mtp_share)
         par = random_plan(rng, w)
         if par is not None:
             out.append((w, par))
@@ -30,11 +30,14 @@ def _plans(seed, n, schedule_share=0.0, modules_share=0.0):
 SCHEDULE_PLANS = [(w, par) for w, par in _plans(12, 400, schedule_share=1.0) if par.pp > 1][:120]
 # Megatron-Core's recompute modules: their selective plans.
 MODULE_PLANS = [(w, par) for w, par in _plans(19, 300, modules_share=1.0) if par.recompute == "selective"][:60]
-PLANS = _plans(4, 300) + SCHEDULE_PLANS + MODULE_PLANS
+# Multi-token prediction: the last stage's extra layers, output passes and projections; pipelined plans first.
+MTP_PLANS = sorted(_plans(23, 200, mtp_share=1.0), key=lambda item: item[1].pp == 1)[:80]
+PLANS = _plans(4, 300) + SCHEDULE_PLANS + MODULE_PLANS + MTP_PLANS
 # Plans whose grids have a shared floor (flash attention): 160 of 1F1B's and the bidirectional schedules'.
 SHARED_PLANS = ([(w, par) for w, par in PLANS[:300] if shared_floor_applies(context_for(w))][:160]
                 + [(w, par) for w, par in SCHEDULE_PLANS if shared_floor_applies(context_for(w))]
-                + [(w, par) for w, par in MODULE_PLANS if shared_floor_applies(context_for(w))])
+                + [(w, par) for w, par in MODULE_PLANS if shared_floor_applies(context_for(w))]
+                + [(w, par) for w, par in MTP_PLANS if shared_floor_applies(context_for(w))])
 
 
 def test_random_plans_cover_the_new_dimensions():
@@ -45,6 +48,8 @@ def test_random_plans_cover_the_new_dimensions():
     assert any(w.precision == "fp8" for w, _ in PLANS)
     assert {w.pipeline_schedule for w, _ in PLANS} == {"1f1b", "dualpipe", "dualpipev"}
     assert len(SCHEDULE_PLANS) >= 60
+    assert len(MTP_PLANS) == 80 and all(p.pp > 1 for _, p in MTP_PLANS)
+    assert any(w.shape.experts is not None for w, _ in MTP_PLANS) and any(p.first_stage_layers for _, p in MTP_PLANS)
 
 
 @pytest.mark.parametrize("w,par", PLANS)

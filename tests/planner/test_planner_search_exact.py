@@ -82,6 +82,9 @@ NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
 SCHEDULES = _schedule_workloads(12, 13)
 # Megatron-Core's recompute modules.
 MODULES = _module_workloads(12, 17)
+# Multi-token prediction: a heavier last stage, with pipelines among the grids.
+MTP = _small_workloads(10, 29, [4, 8, 16], [8, 16], lambda grids: any(g.pp > 1 for g in grids), moe_share=0.5,
+                       long_share=0.2, max_log_params=11.0, mtp_share=1.0)
 
 
 def test_new_dimension_workloads_cover_them():
@@ -92,6 +95,7 @@ def test_new_dimension_workloads_cover_them():
     modules = [Workload(**kw).recompute_modules for kw in MODULES]
     assert len(MODULES) == 12 and sum(m != ("core_attn",) for m in modules) >= 8
     assert {"layernorm", "moe_act", "moe", "mlp"} <= {name for m in modules for name in m}
+    assert len(MTP) == 10 and all(kw["mtp_layers"] for kw in MTP) and any("experts" in kw for kw in MTP)
 
 
 def test_the_module_workloads_recompute_selectively_where_it_wins():
@@ -105,13 +109,21 @@ def test_the_module_workloads_recompute_selectively_where_it_wins():
     assert "selective" in optima
 
 
+def test_multi_token_prediction_optima_include_lighter_last_stages():
+    """Some of the MTP workloads' optima are pipelined with a split that moves layers off the last
+    stage (space.pipeline_splits' variants): the exhaustive comparison tests them where they decide."""
+    best = [search(Workload(**kw)).best for kw in MTP]
+    assert any(b is not None and b.parallelism.pp > 1 and b.parallelism.first_stage_layers > b.parallelism.last_stage_layers
+               for b in best)
+
+
 def test_the_bidirectional_schedules_search_pipelines_that_win():
     """Some of the schedule workloads' optima are pipelined: the exhaustive comparison
     below tests the schedules' bounds where they decide, not only plans without stages."""
     assert any(search(Workload(**kw)).best.parallelism.pp > 1 for kw in SCHEDULES)
 
 
-@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS + SCHEDULES + MODULES,
+@pytest.mark.parametrize("kw", REGRESSIONS + _workloads(24, 7) + NEW_DIMENSIONS + SCHEDULES + MODULES + MTP,
                          ids=lambda kw: "%.3g@%d" % (kw["params"], kw["gpus"]))
 def test_pruned_search_matches_exhaustive(kw):
     w = Workload(**kw)

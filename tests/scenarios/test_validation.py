@@ -76,6 +76,7 @@ CASES = [
         "14: workload.recompute_modules: 'layernorm, moe_act' does not fit the workload: moe_act and moe recompute "
         "parts of mixture-of-experts layers (set experts)",
     ]),
+    ("mtp-layers", ["14: workload.mtp_layers: 12 is out of range (allowed: 0 … 8 multi-token prediction modules)"]),
     ("recompute-module-name", [
         "14: workload.recompute_modules[1]: 'attention' is not one of the choices (allowed: core_attn, layernorm, "
         "mla_up_proj, moe_act, mlp, moe, shared_experts)",

@@ -18,6 +18,9 @@ DEEPSEEK, QWEN = "deepseek-v3", "qwen3-235b-moe"
 HOT_EXPERT = 1.25
 #: An efficiency within this factor of another reads as "close to" it in the prose.
 CLOSE = 0.85
+#: DeepSeek-V3's 16 stages split with the module on a heavier last stage (the ceiling split,
+#: lab_core.planner.space.pipeline_splits), beside the scenario's Megatron-Bridge split.
+HEAVY_SPLIT = (2, 3)
 
 
 def _idea_values(w, r):
@@ -238,6 +241,31 @@ def _recompute_values(workload, layout):
     return values
 
 
+def _mtp_values(workload, layout):
+    """DeepSeek-V3's multi-token-prediction module (arXiv:2412.19437 Sec 2.2; lab_core.shape): its
+    parameters, and the step with it on the last stage under two splits of the 16 stages, against
+    the scenario's split without it."""
+    def run(**changes):
+        inputs = {k: v for k, v in changes.items() if k == "mtp_layers"}
+        par = dict(layout, **{k: v for k, v in changes.items() if k != "mtp_layers"})
+        return evaluate(dict(workload, **inputs), **par)
+
+    w, ours = run()
+    _, heavy = run(first_stage_layers=HEAVY_SPLIT[0], last_stage_layers=HEAVY_SPLIT[1])
+    w0, without = run(mtp_layers=0)
+    return {
+        "mtp_params": (w.shape.params - w0.shape.params, "params"),
+        "mtp_proj_params": (2.0 * w.shape.hidden ** 2, "params"),
+        "mtp_first": (layout["first_stage_layers"], "count"), "mtp_last": (layout["last_stage_layers"], "count"),
+        "mtp_heavy_first": (HEAVY_SPLIT[0], "count"), "mtp_heavy_last": (HEAVY_SPLIT[1], "count"),
+        "mtp_pp": (layout["pp"], "count"),
+        "mtp_tps_heavy": (heavy.tokens_per_s, "tokens_per_s"), "mtp_tps_ours": (ours.tokens_per_s, "tokens_per_s"),
+        "mtp_tps_without": (without.tokens_per_s, "tokens_per_s"),
+        "mtp_cost": (1.0 - ours.tokens_per_s / without.tokens_per_s, "percent"),
+        "mtp_heavy_stage": branch(heavy.bottleneck_stage == "last", "last", "other"),
+    }
+
+
 @chapter("moe")
 def moe_chapter():
     workload, layout = published_run(DEEPSEEK)
@@ -245,7 +273,8 @@ def moe_chapter():
     values = {}
     for part in (_idea_values(w, r), _memory_values(w, r, layout), _balance_values(w),
                  _alltoall_values(workload, layout, w, r), _gemm_values(w, layout), _budget_values(w, r), _qwen_values(),
-                 _recompute_values(workload, layout), _exercise_values(w, r.tokens_per_s)):
+                 _recompute_values(workload, layout), _mtp_values(workload, layout),
+                 _exercise_values(w, r.tokens_per_s)):
         values.update(part)
     # The published layout's plan-free baseline for the exercises: its throughput and all-to-all share.
     values["pub_tokens_per_s"] = (r.tokens_per_s, "tokens_per_s")

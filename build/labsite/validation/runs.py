@@ -22,8 +22,8 @@ _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention
                   "ffn_hidden", "dropout", "params", "state_bytes_per_param", "stack", "precision",
                   "tp_comm_overlap", "cp_all_gather", "fp8_weight_gather", "compiled_loss", "te_attention",
                   "gpus_per_node", "experts", "experts_per_token", "expert_ffn_hidden", "shared_experts",
-                  "dense_layers", "expert_groups", "expert_groups_per_token", "moe_dispatcher", "moe_comm_overlap",
-                  "pipeline_schedule", "recompute_modules")
+                  "dense_layers", "expert_groups", "expert_groups_per_token", "mtp_layers", "moe_dispatcher",
+                  "moe_comm_overlap", "pipeline_schedule", "recompute_modules")
 _LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave", "cp", "ep",
                 "dp_shard", "first_stage_layers", "last_stage_layers")
 

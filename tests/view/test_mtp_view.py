@@ -1,0 +1,47 @@
+"""Multi-token prediction in the lab, in both languages: the advanced box takes the module
+count, the plan's layers per stage say the last stage also runs the modules, and a count out
+of range is refused with the field and its range, the last valid workload kept."""
+import pytest
+
+from lab_core.presets import preset_inputs
+from lab_view import Session
+from labsite.catalog import LANGUAGES, load_catalogs
+from labsite.labpage import default_inputs, load_lab_layout, session_config
+
+EXTRAS = {"rules_short": [], "rules_href": "../rules/"}
+DEEPSEEK_V3 = dict(default_inputs(), **dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb",
+                                              global_batch_tokens=62914560, seq_len=4096, precision="fp8",
+                                              dropout=False, moe_dispatcher="per_node"))
+# Megatron-Bridge's DeepSeek-V3 layout for 16 stages: 4 layers first, 1 and the module last.
+PINS = {"tp": "1", "pp": "16", "ep": "64", "cp": "1", "zero": "1", "micro_batch": "1",
+        "first_stage_layers": "4", "last_stage_layers": "1"}
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    layout = load_lab_layout()
+    return {lang: Session(session_config(layout, catalog, EXTRAS)) for lang, catalog in load_catalogs().items()}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_plan_says_the_last_stage_runs_the_module(sessions, lang):
+    session = sessions[lang]
+    texts = session.catalog["lab"]["stage_layers"]
+    result = session.evaluate(DEEPSEEK_V3, pins=PINS)
+    assert result["ok"], result
+    expected = texts["uneven"].format(first="4", middle="4", last="1") + texts["mtp"].format(mtp=1)
+    assert result["view"]["plan"]["items"]["stage_layers"] == expected
+    plain = session.evaluate(dict(DEEPSEEK_V3, mtp_layers=0), pins=PINS)
+    assert plain["view"]["plan"]["items"]["stage_layers"] == texts["uneven"].format(first="4", middle="4", last="1")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_count_out_of_range_is_refused_in_the_readers_language(sessions, lang):
+    session = sessions[lang]
+    result = session.evaluate(DEEPSEEK_V3, typed={"mtp_layers": "12"})
+    assert not result["ok"]
+    error = result["error"]
+    assert error["field"] == "mtp_layers" and "12" in error["text"] and "8" in error["text"]
+    assert session.catalog["input_labels"]["mtp_layers"] in error["text"]
+    # The lab keeps the last valid workload (the page keeps the typed text in its box).
+    assert result["inputs"]["mtp_layers"] == 1
