@@ -110,12 +110,13 @@ def pipeline_splits(layers, mtp=0):
     last holding the odd one (DeepSeek-V3's 61 layers on 16 stages: 2, 14 x 4,
     3, arXiv:2412.19437 Sec 3.2.1 with PP 16).
     With mtp multi-token-prediction modules (on the last stage, with the output
-    layer) each split also comes with 1 to 1 + 2 mtp of its last stage's layers
+    layer) each split also comes with 1 to 1 + mtp of its last stage's layers
     moved to the first, as long as the first holds at most one more than a
     middle stage and the last keeps one: Megatron-Bridge lays DeepSeek-V3 (61 layers, one
-    module) on 16 stages as 4, 14 x 4, 1 and the module
-    (src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py,
-    _get_deepseek_v3_pipeline_layout).
+    module) on 16 stages as 4, 14 x 4, 1 and the module, on 8 as 8, 6 x 8, 5
+    and on 4 as 16, 16, 16, 13 (src/megatron/bridge/recipes/deepseek/h100/
+    deepseek_v3.py, _get_deepseek_v3_pipeline_layout): each a split of the
+    ceiling rule with two layers moved.
     """
     out = [(p, 0, 0) for p in divisors(layers)]
     for p in divisors(layers + 2):
@@ -131,7 +132,7 @@ def pipeline_splits(layers, mtp=0):
             out.append((p, rest // 2, rest - rest // 2))
         p *= 2
     if mtp:
-        out += _lighter_last_stages(layers, out, 1 + 2 * mtp)
+        out += _lighter_last_stages(layers, out, 1 + mtp)
     out.sort()
     return out
 
