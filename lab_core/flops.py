@@ -162,8 +162,9 @@ def module_replayed_flops(B, s, shape, modules):
     dense_layers = shape.dense_layer_count
     weights = 0.0
     if "mla_up_proj" in modules and attention.kv_rank:
-        weights += (shape.dense_layer_count + shape.moe_layer_count) * (attention.q_rank * attention.width
-                                   + attention.kv_rank * (attention.width + attention.value_width))
+        up_projections = attention.q_rank * attention.width + attention.kv_rank * (attention.width
+                                                                                  + attention.value_width)
+        weights += (dense_layers + shape.moe_layer_count) * up_projections
     if "mlp" in modules:
         weights += dense_layers * 2.0 * h * shape.ffn_hidden
     if experts is not None:

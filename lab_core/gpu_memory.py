@@ -240,8 +240,9 @@ def stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_bat
     if stage.embedding:
         total += embedding_dropout_bytes(tokens, b, h, tp, in_flight, ctx.dropout)
     if stage.output:
-        total += stage.outputs * output_input_bytes(tokens, b, h, tp) + stage_loss_bytes(ctx, tp, cp, stage,
-                                                                                         micro_batch)
+        # Once per output pass: the model's and each multi-token-prediction module's.
+        total += stage.outputs * output_input_bytes(tokens, b, h, tp)
+        total += stage_loss_bytes(ctx, tp, cp, stage, micro_batch)
     return total + terms[2]
 
 
@@ -254,7 +255,8 @@ def stage_loss_bytes(ctx, tp, cp, stage, micro_batch):
     if not stage.output:
         return 0.0
     tokens = ctx.seq_len / cp if cp > 1 else ctx.seq_len
-    return stage.outputs * loss_bytes(tokens, micro_batch, ctx.vocab, tp, ctx.loss_bytes_per_logit[1 if tp > 1 else 0])
+    per_pass = loss_bytes(tokens, micro_batch, ctx.vocab, tp, ctx.loss_bytes_per_logit[1 if tp > 1 else 0])
+    return stage.outputs * per_pass
 
 
 def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):

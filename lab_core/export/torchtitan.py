@@ -52,8 +52,7 @@ from ..presets import PRESETS
 from . import toml
 from .facts import virtual_stage_layers
 from .notes import (Notes, architecture_notes, comment_block, header_lines, launch_notes, mtp_note,
-                    recompute_modules_note,
-                    schedule_note)
+                    recompute_modules_note, schedule_note)
 
 
 def _pipeline_micro_batch(f, notes):

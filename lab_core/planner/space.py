@@ -112,8 +112,8 @@ def pipeline_splits(layers, mtp=0):
     With mtp multi-token-prediction modules (on the last stage, with the output
     layer) each split also comes with 1 to 1 + mtp of its last stage's layers
     moved to the first, as long as the first holds at most one more than a
-    middle stage and the last keeps one: Megatron-Bridge lays DeepSeek-V3 (61 layers, one
-    module) on 16 stages as 4, 14 x 4, 1 and the module, on 8 as 8, 6 x 8, 5
+    middle stage and the last keeps one: Megatron-Bridge lays DeepSeek-V3 (61
+    layers, one module) on 16 stages as 4, 14 x 4, 1 and the module, on 8 as 8, 6 x 8, 5
     and on 4 as 16, 16, 16, 13 (src/megatron/bridge/recipes/deepseek/h100/
     deepseek_v3.py, _get_deepseek_v3_pipeline_layout): each a split of the
     ceiling rule with two layers moved.

@@ -3,15 +3,8 @@ count, the plan's layers per stage say the last stage also runs the modules, and
 of range is refused with the field and its range, the last valid workload kept."""
 import pytest
 
-from lab_core.presets import preset_inputs
-from lab_view import Session
-from labsite.catalog import LANGUAGES, load_catalogs
-from labsite.labpage import default_inputs, load_lab_layout, session_config
-
-EXTRAS = {"rules_short": [], "rules_href": "../rules/"}
-DEEPSEEK_V3 = dict(default_inputs(), **dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb",
-                                              global_batch_tokens=62914560, seq_len=4096, precision="fp8",
-                                              dropout=False, moe_dispatcher="per_node"))
+from deepseek_lab import DEEPSEEK_V3, language_sessions
+from labsite.catalog import LANGUAGES
 # Megatron-Bridge's DeepSeek-V3 layout for 16 stages: 4 layers first, 1 and the module last.
 PINS = {"tp": "1", "pp": "16", "ep": "64", "cp": "1", "zero": "1", "micro_batch": "1",
         "first_stage_layers": "4", "last_stage_layers": "1"}
@@ -19,8 +12,7 @@ PINS = {"tp": "1", "pp": "16", "ep": "64", "cp": "1", "zero": "1", "micro_batch"
 
 @pytest.fixture(scope="module")
 def sessions():
-    layout = load_lab_layout()
-    return {lang: Session(session_config(layout, catalog, EXTRAS)) for lang, catalog in load_catalogs().items()}
+    return language_sessions()
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -4,16 +4,10 @@ modules it recomputes, and a name or a module the model cannot take is refused w
 the rule it breaks, in the reader's language."""
 import pytest
 
-from lab_core.presets import preset_inputs
+from deepseek_lab import DEEPSEEK_V3, language_sessions
 from lab_core.recompute_modules import RECOMPUTE_MODULES
-from lab_view import Session
-from labsite.catalog import LANGUAGES, load_catalogs
-from labsite.labpage import default_inputs, load_lab_layout, session_config
-
-EXTRAS = {"rules_short": [], "rules_href": "../rules/"}
-DEEPSEEK_V3 = dict(default_inputs(), **dict(preset_inputs("deepseek-v3"), gpus=2048, gpu="h800_80gb",
-                                              global_batch_tokens=62914560, seq_len=4096, precision="fp8",
-                                              dropout=False, moe_dispatcher="per_node"))
+from labsite.catalog import LANGUAGES
+from labsite.labpage import default_inputs
 # DeepSeek-V3's own layout with its selective recompute (arXiv:2412.19437 Sec 3.2, 3.2.3).
 PINS = {"tp": "1", "pp": "16", "ep": "64", "cp": "1", "zero": "1", "recompute": "selective", "micro_batch": "1",
         "first_stage_layers": "2", "last_stage_layers": "3"}
@@ -21,8 +15,7 @@ PINS = {"tp": "1", "pp": "16", "ep": "64", "cp": "1", "zero": "1", "recompute": 
 
 @pytest.fixture(scope="module")
 def sessions():
-    layout = load_lab_layout()
-    return {lang: Session(session_config(layout, catalog, EXTRAS)) for lang, catalog in load_catalogs().items()}
+    return language_sessions()
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
