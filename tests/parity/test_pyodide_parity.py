@@ -26,6 +26,8 @@ def parity_cases():
             cases.append({"fn": "lab_core.compute", "args": [{"params": params, "gpus": gpus}]})
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1, "gpus": 8}]})
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1e9, "gpus": 3.5}]})
+    # Multi-token prediction: a dense model's modules, and DeepSeek-V3's (its preset) below.
+    cases.append({"fn": "lab_core.compute", "args": [{"params": 13e9, "gpus": 64, "mtp_layers": 2}]})
     layout, rules = load_lab_layout(), load_rules()
     for lang, catalog in load_catalogs().items():
         config = runtime_session_config(layout, catalog, lang, rules)
@@ -46,6 +48,15 @@ def parity_cases():
             {"kind": "extras", "state": state, "export": "torchtitan"},
             {"kind": "extras", "state": state, "export": "deepspeed"},
             {"kind": "extras", "state": state, "export": "json"},
+        ]})
+        # A mixture of experts with latent attention, group-limited routing and its multi-token-prediction
+        # module on a lighter last stage (Megatron-Bridge's split for 8 stages), and its Megatron export.
+        deepseek = dict(default_inputs(), **preset_inputs("deepseek-v3"), gpus=1024, gpu="h800_80gb",
+                        global_batch_tokens=8192 * 4096, precision="fp8", moe_dispatcher="per_node")
+        split = {"pp": "8", "first_stage_layers": "8", "last_stage_layers": "5"}
+        cases.append({"session": config, "requests": [
+            {"inputs": deepseek, "pins": split},
+            {"kind": "extras", "state": {"inputs": deepseek, "pins": split}, "export": "megatron"},
         ]})
     return cases
 
