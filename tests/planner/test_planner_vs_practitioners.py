@@ -7,6 +7,7 @@ import pytest
 from lab_core import Parallelism, Workload, evaluate
 from lab_core.context import context_for
 from lab_core.planner import recommend
+from lab_core.planner.assumptions import TIE_TOLERANCE
 from labsite.scenarios import load_scenarios
 
 # Llama 3 405B (arXiv:2407.21783 Sec 3.3.2, Table 4): 126 layers, 16,384 H100s,
@@ -90,3 +91,25 @@ def test_plan_dict_carries_context_and_expert_parallelism():
     par = out["parallelism"]
     assert {"cp", "ep", "first_stage_layers", "last_stage_layers"} <= set(par)
     assert par["tp"] * par["cp"] * par["pp"] * par["dp"] == out["gpus"]["used"]
+
+
+def test_multi_token_prediction_is_planned_at_least_as_well_as_megatron_bridge_lays_it():
+    """Megatron-Bridge's DeepSeek-V3 recipe on 1,024 H100s (content/validation/end_to_end.yaml, group
+    moe_mbridge_h100): its multi-token-prediction module on the last stage, which its layout
+    "Et|(tt|)*30mL" lightens (7 layers on the first rank, 6 and the module on the last). The planner
+    searches such splits (space.pipeline_splits), so it never loses to it, pinned to its grid or not."""
+    w = Workload(**dict(DEEPSEEK_V3, gpus=1024, gpu="h100_80gb", global_batch_tokens=8192 * 4096, mtp_layers=1,
+                        recompute_modules=("mla_up_proj", "mlp")))
+    theirs = Parallelism(tp=2, pp=8, dp=64, ep=64, zero=1, recompute="selective", sequence_parallel=True,
+                         interleave=4, first_stage_layers=7, last_stage_layers=6)
+    assert evaluate(w, theirs).memory_bytes <= recommend(w).usable_bytes
+    plan = recommend(w)
+    assert plan.fits and plan.goodput_tokens_per_s >= _goodput(w, theirs) * (1.0 - 1e-12)
+    # On their grid the search's best beats theirs; the plan it picks is the simplest within the tie band
+    # (here ZeRO-0 instead of their ZeRO-1).
+    pinned = recommend(w, {"tp": 2, "pp": 8, "ep": 64, "first_stage_layers": 7, "last_stage_layers": 6})
+    assert pinned.fits and pinned.search["best_goodput_tokens_per_s"] >= _goodput(w, theirs) * (1.0 - 1e-12)
+    assert pinned.goodput_tokens_per_s >= _goodput(w, theirs) * (1.0 - TIE_TOLERANCE)
+    # The module makes the last stage the heavier end: an even-ended split of the same grid is slower.
+    heavier = Parallelism(**dict(theirs.to_dict(), first_stage_layers=5, last_stage_layers=8))
+    assert _goodput(w, heavier) < _goodput(w, theirs)
