@@ -369,6 +369,10 @@ def decision_items(plan, catalog):
                 numbers["ep_fabric_text"] = (texts["expert_fabric"].format_map(numbers)
                                              if decision["numbers"]["ep_nodes"] > 1 else "")
                 why += texts["expert_note"].format_map(numbers)
+            # Where the multi-token-prediction modules run, against the stages' layers.
+            if decision["numbers"].get("mtp"):
+                numbers["mtp_counted"] = counted(texts["mtp_modules"], decision["numbers"]["mtp"], n=numbers["mtp"])
+                why += texts["mtp_note"].format_map(numbers)
         items.append({"id": decision["id"], "title": texts["title"],
                       "choice": texts["options"][decision["option"]].format_map(numbers), "why": why})
     return items

@@ -4,6 +4,7 @@ Each entry is {"id", "option", "reason", "numbers"}; the page turns the ids
 into English or Chinese and inserts the numbers (SI units: bytes, seconds,
 bytes/s, tokens/s, ratios). No prose here.
 """
+from ..parallelism import stage_split
 from ..recompute_modules import named_modules
 from ..step_time import expert_copies
 from .assumptions import CHECKPOINT_MATERIAL_GAIN, CHECKPOINT_NEAR_OPTIMUM_FACTOR
@@ -57,6 +58,19 @@ def _expert_numbers(ctx):
     return {"experts_per_gpu": experts.count // par.ep, "ep_nodes": par.ep // in_node,
             "ep_fabric_copies": expert_copies(ctx.wctx, par)[1],
             "ep_comm_total_s": ctx.report.ep_comm_total_s, "ep_comm_exposed_s": ctx.report.ep_comm_s}
+
+
+def _mtp_numbers(ctx):
+    """Where the multi-token-prediction modules go (the page's MTP sentence): on the
+    last of the pipeline's stages, with one more pass through the output layer each
+    (gpu_memory.model_stages), beside that stage's and the first stage's layers;
+    mtp None without modules or without a pipeline."""
+    par, shape = ctx.parallelism, ctx.wctx.shape
+    if not shape.mtp_layers or par.pp == 1:
+        return {"mtp": None, "mtp_passes": None, "first_layers": None, "last_layers": None}
+    first, _, last = stage_split(shape.layers, par)
+    return {"mtp": shape.mtp_layers, "mtp_passes": shape.output_passes, "layers": shape.layers,
+            "first_layers": first, "last_layers": last}
 
 
 def _context_numbers(ctx):
@@ -120,6 +134,7 @@ def parallelism(ctx):
     numbers.update(_min_gpus_numbers(ctx.no_fit))
     numbers.update(_expert_numbers(ctx))
     numbers.update(_context_numbers(ctx))
+    numbers.update(_mtp_numbers(ctx))
     return _entry("parallelism", option, reason, numbers)
 
 

@@ -37,3 +37,19 @@ def test_a_count_out_of_range_is_refused_in_the_readers_language(sessions, lang)
     assert session.catalog["input_labels"]["mtp_layers"] in error["text"]
     # The lab keeps the last valid workload (the page keeps the typed text in its box).
     assert result["inputs"]["mtp_layers"] == 1
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_parallelism_decision_says_where_the_module_runs(sessions, lang):
+    """The pipelined plan's why-it-changes card quotes the module, the output passes and the last stage's layers."""
+    session = sessions[lang]
+    texts = session.catalog["decisions"]["parallelism"]
+    result = session.evaluate(DEEPSEEK_V3, pins=PINS)
+    card = result["view"]["decisions"].split('data-decision="parallelism"')[1].split("</article>")[0]
+    modules = texts["mtp_modules"]
+    module = (modules["one"] if isinstance(modules, dict) else modules).format(n=1)
+    note = texts["mtp_note"].format(pp=16, mtp_counted=module, mtp_passes=2, layers=61, last_layers=1,
+                                    first_layers=4)
+    assert note.strip() in card
+    plain = session.evaluate(dict(DEEPSEEK_V3, mtp_layers=0), pins=PINS)["view"]["decisions"]
+    assert module not in plain.split('data-decision="parallelism"')[1].split("</article>")[0]
