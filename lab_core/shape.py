@@ -64,6 +64,12 @@ def params_per_layer(hidden, ffn_hidden, kv_ratio=1.0, attention=None):
 MTP_MODULE_NORMS = 3
 
 
+def mtp_projection_params(hidden):
+    """Weights of one multi-token-prediction module's projection of the concatenated hidden state
+    and next-token embedding back to the hidden size, 2h x h (arXiv:2412.19437 Sec 2.2, M_k)."""
+    return 2.0 * hidden * hidden
+
+
 def mtp_module_extra_params(hidden):
     """Weights one multi-token-prediction module adds besides its transformer layer:
     the projection of the concatenated hidden state and next-token embedding,
@@ -71,7 +77,7 @@ def mtp_module_extra_params(hidden):
     one), 3h. Source: arXiv:2412.19437 Sec 2.2 (M_k, the two RMSNorms);
     Megatron-Core's count in megatron/training/training.py
     (num_floating_point_operations: "MTP eh norm + final norm", "MTP eh proj")."""
-    return 2.0 * hidden * hidden + MTP_MODULE_NORMS * hidden
+    return mtp_projection_params(hidden) + MTP_MODULE_NORMS * hidden
 
 
 def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
@@ -142,23 +148,22 @@ class ModelShape:
         self.derived = derived
         self.experts = experts
         self.mtp_layers = mtp_layers
-        extra = mtp_layers * mtp_module_extra_params(hidden)
+        # The dense layers (the multi-token-prediction ones of a dense model too), the embedding and the
+        # modules' projections and norms.
+        dense = (self.dense_layer_count * self.layer_params + self.embedding_params
+                 + mtp_layers * mtp_module_extra_params(hidden))
         if experts is None:
             self.moe_layer_shared_params = self.moe_layer_params = 0.0
-            self.params = (layers + mtp_layers) * self.layer_params + self.embedding_params + extra
-            self.active_params = self.params
+            self.params = self.active_params = dense
             return
         # A MoE layer: the dense layer without its MLP, plus the router and the
         # shared experts (split like the rest), plus the routed experts.
         attention = self.layer_params - mlp_params(hidden, ffn_hidden)
         self.moe_layer_shared_params = attention + experts.router_params + experts.shared * experts.expert_params
         self.moe_layer_params = self.moe_layer_shared_params + experts.routed_params
-        # The multi-token-prediction layers are of the last layer's kind: mixture of experts.
-        dense = experts.dense_layers * self.layer_params + self.embedding_params + extra
-        moe_layers = experts.moe_layers + mtp_layers
-        self.params = dense + moe_layers * self.moe_layer_params
-        self.active_params = dense + moe_layers * (self.moe_layer_shared_params
-                                                   + experts.per_token * experts.expert_params)
+        self.params = dense + self.moe_layer_count * self.moe_layer_params
+        self.active_params = dense + self.moe_layer_count * (self.moe_layer_shared_params
+                                                             + experts.per_token * experts.expert_params)
 
     @property
     def dense_layer_count(self):

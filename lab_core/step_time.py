@@ -15,6 +15,7 @@ from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_se
 from .gpu_memory import model_stages
 from .pipeline import bubble_time
 from .recompute_replay import module_replay
+from .shape import mtp_projection_params
 from .stack import tp_overlap_waiting_share
 from .timing import layer_times, logits_times
 
@@ -267,13 +268,13 @@ def output_layer_times(ctx, tp, cp, micro_batch):
     tokens = micro_batch * ctx.seq_len / cp
     rate = gemm_rate(ctx.device, "bf16", tokens, ctx.hidden) * ctx.compute_factor
     forward, backward = logits_times(ctx.seq_len / cp, micro_batch, ctx.hidden, ctx.vocab, tp, rate, ctx.hbm_rate)
-    mtp = ctx.shape.mtp_layers
-    if not mtp:
+    shape = ctx.shape
+    if not shape.mtp_layers:
         return forward, backward
-    passes = 1 + mtp
-    h = ctx.hidden
-    projection = mtp * gemms_seconds(ctx.device, ctx.precision, tokens, ((2.0 * h * h / tp, h / tp),)) / ctx.compute_factor
-    return passes * forward + projection, passes * backward + 2.0 * projection
+    projection = (shape.mtp_layers / ctx.compute_factor
+                  * gemms_seconds(ctx.device, ctx.precision, tokens, ((mtp_projection_params(ctx.hidden) / tp,
+                                                                       ctx.hidden / tp),)))
+    return shape.output_passes * forward + projection, shape.output_passes * backward + 2.0 * projection
 
 
 def tensor_parallel_exposed(ctx, layer, tp, sequence_parallel, recompute="none"):

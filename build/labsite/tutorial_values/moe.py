@@ -7,6 +7,7 @@ from lab_core import Workload, calibration as cal, flops
 from lab_core.context import context_for
 from lab_core.efficiency import gemm_efficiency
 from lab_core.moe import mlp_params
+from lab_core.shape import mtp_projection_params
 
 from ..figures.moe_alltoall import link_shares
 from ..scenarios import load_scenario
@@ -245,17 +246,12 @@ def _mtp_values(workload, layout):
     """DeepSeek-V3's multi-token-prediction module (arXiv:2412.19437 Sec 2.2; lab_core.shape): its
     parameters, and the step with it on the last stage under two splits of the 16 stages, against
     the scenario's split without it."""
-    def run(**changes):
-        inputs = {k: v for k, v in changes.items() if k == "mtp_layers"}
-        par = dict(layout, **{k: v for k, v in changes.items() if k != "mtp_layers"})
-        return evaluate(dict(workload, **inputs), **par)
-
-    w, ours = run()
-    _, heavy = run(first_stage_layers=HEAVY_SPLIT[0], last_stage_layers=HEAVY_SPLIT[1])
-    w0, without = run(mtp_layers=0)
+    w, ours = evaluate(workload, **layout)
+    _, heavy = evaluate(workload, **dict(layout, first_stage_layers=HEAVY_SPLIT[0], last_stage_layers=HEAVY_SPLIT[1]))
+    w0, without = evaluate(dict(workload, mtp_layers=0), **layout)
     return {
         "mtp_params": (w.shape.params - w0.shape.params, "params"),
-        "mtp_proj_params": (2.0 * w.shape.hidden ** 2, "params"),
+        "mtp_proj_params": (mtp_projection_params(w.shape.hidden), "params"),
         "mtp_first": (layout["first_stage_layers"], "count"), "mtp_last": (layout["last_stage_layers"], "count"),
         "mtp_heavy_first": (HEAVY_SPLIT[0], "count"), "mtp_heavy_last": (HEAVY_SPLIT[1], "count"),
         "mtp_pp": (layout["pp"], "count"),
