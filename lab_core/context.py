@@ -19,7 +19,7 @@ from .stack import (attention_kernels, compiles_loss, fuses_qkv, gathers_tp_inpu
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("shape", "device", "precision", "stack", "modern", "tp_overlap", "cp_all_gather", "layer_gather_bytes",
+    __slots__ = ("shape", "device", "precision", "stack", "modern", "tp_overlap", "grad_overlap", "cp_all_gather", "layer_gather_bytes",
                  "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
@@ -43,6 +43,8 @@ class WorkloadContext:
         # Tensor-parallel overlap is a modern-stack feature (stack.py).
         self.tp_overlap = self.modern and w.tp_comm_overlap
         self.cp_all_gather = w.cp_all_gather
+        # Whether gradient reduction hides behind the backward, on every stack (sync.py).
+        self.grad_overlap = w.grad_reduce_overlap
         # Bytes per weight a ZeRO-3 layer gather moves (sync.fsdp_unit_times).
         self.layer_gather_bytes = 1.0 if w.fp8_weight_gather and w.precision == "fp8" else WEIGHT_BYTES
         self.fused_qkv = fuses_qkv(w.stack)

@@ -148,6 +148,10 @@ INPUT_SPECS = (
     # Tensor-parallel collectives overlapped with the GEMMs around them (Megatron-Core
     # --tp-comm-overlap, torchtitan async TP); needs sequence parallelism; the modern and torch_native stacks.
     InputSpec("tp_comm_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
+    # The data-parallel gradient reduction runs bucket by bucket while the backward still
+    # computes (Megatron-Core --overlap-grad-reduce, DeepSpeed overlap_comm, FSDP's
+    # per-layer reduce-scatter); off: it starts when the backward ends (sync.py).
+    InputSpec("grad_reduce_overlap", "on/off", None, None, True, log_scale=False, slider=False, kind="bool"),
     # Context parallelism all-gathers keys and values before attention instead of
     # passing them round a ring behind it (Llama 3, arXiv:2407.21783 Sec 3.3.2;
     # Megatron-Core --cp-comm-type all_gather): the exchange is exposed.

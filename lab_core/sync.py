@@ -9,6 +9,13 @@ the last micro-batch's backward (ZeRO-2: each micro-batch's, as its sharded
 gradients require, earlier_syncs), the parameter all-gather behind the next
 step's first forward, ZeRO-3's per-layer gathers behind the layer before.
 Every second hidden slows compute by calibration.COMM_CONTENTION.
+Without Workload.grad_reduce_overlap (on every stack) the gradient reduction
+starts when the backward ends and is exposed whole: Megatron-Core without
+--overlap-grad-reduce calls its reduce synchronously in finish_grad_sync
+(megatron/core/distributed/distributed_data_parallel.py); the parameter
+all-gathers keep their own overlap. The traffic is the same bucketed volume
+(Megatron-Core then sends its buffer as one bucket; the lab keeps the buckets'
+message size, a teaching assumption that keeps "off" from ever looking faster).
 """
 from . import calibration as cal
 from .comms import group_time
@@ -50,12 +57,16 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         z3 = zero3_times(ctx, t, p, d, par.ep)
         gather, fill, reduce = z3.gather, z3.layer_gather, z3.reduce
         exposed_forward = fill + excess(gather - fill, overlap * mb.forward)
-        exposed_backward = fill + excess(gather + reduce - fill, overlap * (mb.backward + mb.recompute))
         out.zero_total = 2.0 * m * gather
         out.dp_total = m * reduce
-        share = gather / (gather + reduce) if gather + reduce > 0.0 else 1.0
-        out.zero_exposed = m * (exposed_forward + share * exposed_backward)
-        out.dp_exposed = m * (1.0 - share) * exposed_backward
+        if ctx.grad_overlap:
+            exposed_backward = fill + excess(gather + reduce - fill, overlap * (mb.backward + mb.recompute))
+            share = gather / (gather + reduce) if gather + reduce > 0.0 else 1.0
+            out.zero_exposed = m * (exposed_forward + share * exposed_backward)
+            out.dp_exposed = m * (1.0 - share) * exposed_backward
+        else:
+            out.zero_exposed = m * (exposed_forward + fill + excess(gather - fill, overlap * (mb.backward + mb.recompute)))
+            out.dp_exposed = out.dp_total
     else:
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
         # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
@@ -64,13 +75,15 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # With v interleaved chunks a chunk's gradients are final once its
         # last backward ends, spread over the drain phase: (v - 1)/v of the
         # drain bubble is idle time the buckets of finished chunks can use.
-        out.dp_total = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)
+        out.dp_total = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)[0]
         out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
         if zero == 2 and m > 1:
-            reduce = bucketed_time(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)
+            reduce = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)[0]
             earlier, exposed = earlier_syncs(reduce, m, mb, overlap)
             out.dp_total += earlier
             out.dp_exposed += exposed
+        if not ctx.grad_overlap:
+            out.dp_exposed = out.dp_total
         out.zero_total = out.zero_exposed = 0.0
     out.optimizer = optimizer_time(ctx, params_per_gpu, d, zero)
     return out
@@ -111,9 +124,9 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows, micro_batches, mb))
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
-        _add(out, (across, _exposed(across, bucket, windows[0])))
+        _add(out, (across, _exposed(across, bucket, windows[0]) if ctx.grad_overlap else across))
         if par.zero >= 2 and syncs_replicas_every_backward(ctx.stack):
-            _add(out, earlier_syncs(across, micro_batches, mb))
+            _add(out, _unhidden(ctx, earlier_syncs(across, micro_batches, mb)))
     if expert:
         expert_ranks = par.tp * par.cp * par.dp // par.ep
         expert_per_node = group_per_node(ctx, par.ep)
@@ -146,9 +159,9 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     backward_window, forward_window = windows
     factor = 2.0 if zero == 0 else 1.0
     reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
-    total, exposed = reduce, _exposed(reduce, bucket, backward_window)
+    total, exposed = reduce, _exposed(reduce, bucket, backward_window) if ctx.grad_overlap else reduce
     if zero == 2 and micro_batches > 1:
-        earlier, hidden_behind = earlier_syncs(reduce, micro_batches, mb)
+        earlier, hidden_behind = _unhidden(ctx, earlier_syncs(reduce, micro_batches, mb))
         total += earlier
         exposed += hidden_behind
     if zero >= 1:
@@ -175,6 +188,11 @@ def earlier_syncs(seconds, micro_batches, mb, share=1.0):
     earlier = micro_batches - 1
     between = share * (mb.forward + mb.backward + mb.recompute)
     return earlier * seconds, earlier * excess(seconds, between)
+
+
+def _unhidden(ctx, times):
+    """(total, exposed) of a gradient sync as Workload.grad_reduce_overlap leaves it: all exposed when off."""
+    return times if ctx.grad_overlap else (times[0], times[0])
 
 
 def _add(out, times):
@@ -205,12 +223,15 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, par.tp, par.ep, shard, shard_per_node)
     layers = mb.layers
     forward = gather_embedding + gather + (layers - 1) * excess(gather, mb.layer_forward)
-    backward = layers * excess(gather + reduce, mb.layer_backward)
-    share = gather / (gather + reduce)
     m = micro_batches
     gather_total = m * (2.0 * layers * gather + gather_embedding)
-    gather_exposed = m * (forward + share * backward)
     reduce_total = m * (layers * reduce + reduce_embedding)
+    if not ctx.grad_overlap:
+        # Each layer's reduce-scatter waits for the backward; its gathers still prefetch.
+        return gather_total, m * (forward + layers * excess(gather, mb.layer_backward)), reduce_total, reduce_total
+    backward = layers * excess(gather + reduce, mb.layer_backward)
+    share = gather / (gather + reduce)
+    gather_exposed = m * (forward + share * backward)
     reduce_exposed = m * ((1.0 - share) * backward + reduce_embedding)
     return gather_total, gather_exposed, reduce_total, reduce_exposed
 
@@ -305,13 +326,3 @@ def zero3_times(ctx, tp, pp, dp, ep):
               + group_time(g * emb, dp, rpn, nvl, nic, 1.0))
     return Zero3Times(g_layer, gather, reduce)
 
-
-def bucketed_time(ctx, volume, ranks, ranks_per_node, factor):
-    """Collective time of `volume` bytes sent in buckets of calibration.DP_BUCKET_BYTES
-    (the bucket size is the message size NCCL sees)."""
-    bucket = cal.DP_BUCKET_BYTES
-    if ranks <= 1 or volume <= 0.0:
-        return 0.0
-    if volume <= bucket:
-        return group_time(volume, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)
-    return volume / bucket * group_time(bucket, ranks, ranks_per_node, ctx.nvlink_rate, ctx.nic_rate, factor)

@@ -104,6 +104,7 @@ class Workload:
     stack: str = _default("stack")
     precision: str = _default("precision")
     tp_comm_overlap: bool = _default("tp_comm_overlap")
+    grad_reduce_overlap: bool = _default("grad_reduce_overlap")
     cp_all_gather: bool = _default("cp_all_gather")
     fp8_weight_gather: bool = _default("fp8_weight_gather")
     compiled_loss: bool = _default("compiled_loss")

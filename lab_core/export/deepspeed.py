@@ -44,7 +44,7 @@ def _zero(f, notes):
         stage = 2
     zero = {"stage": stage}
     if par.zero >= 1 and par.dp > 1:
-        zero["overlap_comm"] = f.modern
+        zero["overlap_comm"] = f.modern and f.workload.grad_reduce_overlap
         zero["contiguous_gradients"] = True
     if par.dp_shard and par.dp_shard < par.dp:
         if stage == 3:

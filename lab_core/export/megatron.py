@@ -113,7 +113,8 @@ def _data_parallel_flags(f, notes):
         if par.dp_shard and par.dp_shard < par.dp:
             flags.append(("--num-distributed-optimizer-instances", par.dp // par.dp_shard))
     if par.dp > 1 and f.modern:
-        flags.append(("--overlap-grad-reduce", None))
+        if f.workload.grad_reduce_overlap:
+            flags.append(("--overlap-grad-reduce", None))
         if par.zero >= 1:
             flags.append(("--overlap-param-gather", None))
     elif par.dp > 1:

@@ -287,6 +287,9 @@ def job_sections(f, notes):
                   / cal.STACK_ATTENTION_EFFICIENCY["torch_native"])
     if not f.modern:
         notes.add("legacy_stack_overlap")
+    elif not f.workload.grad_reduce_overlap and f.par.dp * f.par.cp > 1:
+        # FSDP2 reduce-scatters each block's gradients from its backward hook: no setting defers them.
+        notes.add("torchtitan_grad_reduce_overlapped")
     recompute_modules_note(f, notes)
     mtp_note(f, notes)
     architecture_notes(f, notes)

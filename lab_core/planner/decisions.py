@@ -158,7 +158,9 @@ def gradient_sync(ctx):
         exposed = r.dp_comm_s + r.zero_comm_s
         # ZeRO-2 reduce-scatters after every micro-batch (sync.earlier_syncs).
         repeated = par.zero == 2 and r.micro_batches > 1
-        if exposed <= 0.0:
+        if not ctx.wctx.grad_overlap:
+            reason = "not_overlapped"  # Workload.grad_reduce_overlap off: sync.py exposes the reduction whole
+        elif exposed <= 0.0:
             reason = "repeated_hidden" if repeated else "hidden_by_backward"
         elif r.zero_comm_total_s > 0.0:
             reason = "exposed_with_zero"  # only ZeRO-3 has traffic of its own beyond the gradient sync (Sec 7.2.2)

@@ -30,7 +30,7 @@ DECISION_REASONS = {
                     "weights_exceed_gpu_shard_weights", "state_exceeds_gpu_split_model",
                     "state_exceeds_gpu_shard_state", "split_model_faster", "replicas_fit"),
     "gradient_sync": ("single_replica", "hidden_by_backward", "exposed", "exposed_with_zero", "repeated_hidden",
-                      "repeated_exposed", "nothing_fits"),
+                      "repeated_exposed", "not_overlapped", "nothing_fits"),
     "activation_memory": ("fits_without_recompute", "recompute_required", "activations_exceed_room",
                           "state_exceeds_memory"),
     "checkpointing": ("no_failures", "too_long_loses_work", "too_short_wastes_writes", "waits_for_background",

@@ -628,3 +628,24 @@ def test_megatron_says_it_runs_no_multi_token_prediction_with_context_parallelis
             out = export(plan, w, "megatron", TEXTS[lang])
             assert ("megatron_mtp_context_parallel" in out.notes) == noted
             assert "--mtp-num-layers 1" in out.text
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_gradient_reduce_overlap_is_written_or_noted(overlap):
+    """Workload.grad_reduce_overlap: Megatron-LM's --overlap-grad-reduce (the parameter gather keeps
+    --overlap-param-gather), DeepSpeed's zero_optimization.overlap_comm; torchtitan's FSDP2
+    reduce-scatters in the backward whatever the plan, so a plan without the overlap gets a note."""
+    workload = _preset("llama3-8b", gpus=64, gpu="h100_80gb", global_batch_tokens=64 * 8192,
+                       grad_reduce_overlap=overlap)
+    plan = evaluate(workload, Parallelism(tp=1, pp=1, dp=64, zero=1, micro_batch=1))
+    for lang in LANGUAGES:
+        megatron = export(plan, workload, "megatron", TEXTS[lang])
+        flags, _ = megatron_flags(megatron.text)
+        assert ("--overlap-grad-reduce" in flags) == overlap
+        assert "--overlap-param-gather" in flags
+        deepspeed = json.loads(export(plan, workload, "deepspeed", TEXTS[lang]).text)
+        assert deepspeed["zero_optimization"]["overlap_comm"] == overlap
+        torchtitan = export(plan, workload, "torchtitan", TEXTS[lang])
+        assert ("torchtitan_grad_reduce_overlapped" in torchtitan.notes) == (not overlap)
+        if not overlap:
+            assert TEXTS[lang]["notes"]["torchtitan_grad_reduce_overlapped"][:12] in torchtitan.text

@@ -28,6 +28,8 @@ def parity_cases():
     cases.append({"fn": "lab_core.compute", "args": [{"params": 1e9, "gpus": 3.5}]})
     # Multi-token prediction: a dense model's modules, and DeepSeek-V3's (its preset) below.
     cases.append({"fn": "lab_core.compute", "args": [{"params": 13e9, "gpus": 64, "mtp_layers": 2}]})
+    # The gradient reduction waited for after the backward, in one message (sync.gradient_times).
+    cases.append({"fn": "lab_core.compute", "args": [{"params": 70e9, "gpus": 512, "grad_reduce_overlap": False}]})
     layout, rules = load_lab_layout(), load_rules()
     for lang, catalog in load_catalogs().items():
         config = runtime_session_config(layout, catalog, lang, rules)

@@ -81,6 +81,10 @@ def _stacks(values):
         values[f"hidden_{key}"] = (1.0 - r.dp_comm_s / r.dp_comm_total_s, "percent")
         values[f"step_{key}"] = (r.step_s, "duration")
         values[f"mfu_{key}"] = (r.mfu, "percent")
+    # The modern stack with the overlap switched off (Workload.grad_reduce_overlap): the reduction waits.
+    _, off = evaluate(dict(EXAMPLE, stack="modern", grad_reduce_overlap=False), **LAYOUT)
+    values["step_off"] = (off.step_s, "duration")
+    values["mfu_off"] = (off.mfu, "percent")
     _, z1 = evaluate(dict(EXAMPLE, stack="modern"), **dict(LAYOUT, zero=1))
     values["exposed_zero1"] = (z1.dp_comm_s, "duration")
     values["total_zero1"] = (z1.dp_comm_total_s, "duration")

@@ -20,7 +20,7 @@ SCENARIO_TOLERANCE = rel(0.25)
 _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention", "layers", "hidden", "heads",
                   "kv_heads", "head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank",
                   "ffn_hidden", "dropout", "params", "state_bytes_per_param", "stack", "precision",
-                  "tp_comm_overlap", "cp_all_gather", "fp8_weight_gather", "compiled_loss", "te_attention",
+                  "tp_comm_overlap", "grad_reduce_overlap", "cp_all_gather", "fp8_weight_gather", "compiled_loss", "te_attention",
                   "gpus_per_node", "experts", "experts_per_token", "expert_ffn_hidden", "shared_experts",
                   "dense_layers", "expert_groups", "expert_groups_per_token", "mtp_layers", "moe_dispatcher",
                   "moe_comm_overlap", "pipeline_schedule", "recompute_modules")
