@@ -481,7 +481,7 @@ def _live_grids(run, grids, choices, defer_memory=True):
                 # the least size, does, and b = 1 has v = 1: a row), its floor at its largest size, the
                 # largest that fits and the bound over its rows come when its turn comes (_by_floor).
                 ref = reference(grid)
-                live.append((_sketch(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _SKETCH))
+                live.append((_sketch_busy(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _BUSY))
             continue
         if not _fits_at_all(run, grid, choices):
             continue
@@ -565,6 +565,9 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             else:
                 # Over its rows at full recompute and any ZeRO stage, then by class of ZeRO stage.
                 floor_s, level = reference.least(ctx, grid, rows, "full"), _ROWS
+        elif level == _BUSY:
+            # The sketch's busy part was below: its optimizer step and least sync now (_sketch).
+            floor_s, level = floor_s + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid), _SKETCH
         elif level == _SKETCH:
             if recompute == "full" and not _fits_at_all(run, grid, choices):
                 continue  # (the first pass tests a grid's memory floor at its next level)
@@ -588,7 +591,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
 # _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch; at the
 # largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
 # of ZeRO stage (_grid_floor), or StepBound's.
-_ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
+_ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL, _BUSY = 0, 1, 2, 3, 4, 5
 
 
 def _grid_worth(run, grid, choices, bound_goodput):
@@ -677,9 +680,16 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     incumbent rules them out; the sync sets apart the shallow pipelines whose replicas
     each hold a large part of a large model. recompute "full": the same for plans
     that recompute fully (the second pass)."""
+    return _sketch_busy(ctx, grid, choices, reference, sizes, recompute) + reference.optimizer_s(ctx, grid) + sync_floor(
+        ctx, grid)
+
+
+def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):
+    """_sketch without its optimizer step and sync: a grid's first floor in the first pass
+    (_live_grids), so a grid it rules out never has its sync computed (one of the model's
+    collectives per grid: most grids of a large GPU count end here)."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
-    return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
-            + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid))
+    return reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
 
 
 def _interleave_rows(ctx, grid, choices, largest):
