@@ -161,6 +161,7 @@ class _Search:
         self.floors = []
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
+        self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_need_full)
         self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
@@ -402,16 +403,34 @@ def _run(run, pins, hint=None, none_fit=False):
     # so the chosen plan and the best are the first pass's.
     yield from _expand(run, _by_floor(run, ctx, live, choices), choices)
     run.hunting_full = True
-    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full"), choices)
+    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live, choices), choices, "full"), choices)
 
 
-def _full_floors(run, live):
+def _full_floors(run, live, choices):
     """The live grids of shapes that include full_3d, each with the tightest floor the first
     pass gave it (below full recompute's: _by_floor tightens it when its turn comes); not
-    those the first pass found no plan of fits (_fits_at_all), which it left out."""
-    tightest = run.tightest
-    return [tightest[item[1]] + (_ANY_RECOMPUTE,) for item in live
-            if item[1] in tightest and "full_3d" in shape_classes(item[1])]
+    those the first pass found no plan of fits (_fits_at_all), which it left out. Each
+    starts from the kind of floor the first pass left it at (_carried_level)."""
+    out = []
+    for item in live:
+        left = run.tightest.get(item[1])
+        if left is not None and "full_3d" in shape_classes(item[1]):
+            out.append(left[:4] + (_carried_level(run, left[1], choices, left[3], left[4]),))
+    return out
+
+
+def _carried_level(run, grid, choices, shared, level):
+    """The level the second pass starts a grid at, from the one the first pass left it at.
+    A floor at the grid's largest size or over its rows was at full recompute already when
+    every plan of the grid needs it (_least_recompute): the second pass's own is the same
+    number, so the grid starts past it. A floor at the largest size at less recompute is
+    tighter than full recompute's sketch: the grid starts past the sketch (_SKETCH: its next
+    floor is at its largest size). Else from the start (_ANY_RECOMPUTE)."""
+    if shared is None or level not in (_AT_LARGEST, _ROWS):
+        return _ANY_RECOMPUTE
+    if _least_recompute(run, grid, choices) == "full":
+        return level
+    return _SKETCH if level == _AT_LARGEST else _ANY_RECOMPUTE
 
 
 def _expand(run, items, choices):
@@ -536,7 +555,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         floor_s, grid, largest, shared, level = heapq.heappop(heap)
         worth = _grid_worth(run, grid, choices, per_step / floor_s)
         if level == _FINAL or not worth:
-            run.tightest[grid] = (floor_s, grid, largest, shared)
+            run.tightest[grid] = (floor_s, grid, largest, shared, level)
         if not worth:
             if run.hunting_full:
                 return  # one threshold (full_3d's best) for every grid, and the rest have higher floors
@@ -544,13 +563,13 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if level == _ANY_RECOMPUTE and largest is not None or level == _AT_LARGEST and recompute == "full":
+        if recompute == "full" and (largest is not None or level >= _AT_LARGEST):
             # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
             # at the largest size when the largest that fits is not known yet: if the mode before full
             # fits there, it fits at every smaller one). Without its largest micro-batch the grid's
             # floor at its largest size comes first (cheaper, and it rules most grids out).
             test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
-            if "full_3d" not in possible_classes(run, grid, choices, test):
+            if not _may_need_full(run, grid, choices, test):
                 continue
         yield None
         reference, rows = shared if shared is not None else (None, None)
@@ -559,9 +578,10 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             if shared is None:
                 floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
             elif rows is None:
-                # Full recompute's sketch first: no memory is computed for a grid it rules out.
+                # Full recompute's sketch first, its busy part alone as in the first pass: no memory
+                # (nor sync) is computed for a grid it rules out.
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-                floor_s, level = _sketch(ctx, grid, choices, reference, sizes, "full"), _SKETCH
+                floor_s, level = _sketch_busy(ctx, grid, choices, reference, sizes, "full"), _BUSY
             else:
                 # Over its rows at full recompute and any ZeRO stage, then by class of ZeRO stage.
                 floor_s, level = reference.least(ctx, grid, rows, "full"), _ROWS
@@ -578,8 +598,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
             # ZeRO stage; then by class of ZeRO stage. A grid whose floor plan does not fit drops out
             # here (its floor at its largest size is below its plans all the same).
-            if recompute != "full" and not _fits_at_all(run, grid, choices):
-                continue
+            if not _fits_at_all(run, grid, choices):
+                continue  # (in the second pass a grid may start here: _carried_level)
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
             floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
@@ -604,6 +624,16 @@ def _grid_worth(run, grid, choices, bound_goodput):
     if not run.beats_a_shape_best(bound_goodput, classes):
         return False
     return run.hunting_full or "tensor_pipeline" not in classes or _leanest_classes(run, grid, choices) == classes
+
+
+def _may_need_full(run, grid, choices, test):
+    """Whether "full_3d" is in shapes.possible_classes(run, grid, choices, test), once per
+    grid and size (run.full_possible): the second pass may ask it at two of a grid's levels."""
+    key = (grid, test)
+    found = run.full_possible.get(key)
+    if found is None:
+        found = run.full_possible[key] = "full_3d" in possible_classes(run, grid, choices, test)
+    return found
 
 
 def _leanest_classes(run, grid, choices):
