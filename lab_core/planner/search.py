@@ -460,7 +460,11 @@ def _expand(run, items, choices):
         if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
         layout = _Layout(run, grid, bound, choices, classes, largest)
-        if layout.rows and run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
+        # The least row floor first (below the rows' bounds): a grid it rules out has none of them bounded.
+        if not layout.rows or not run.worth_any(per_step / layout.rows[0][0], layout.stages, per_step / full_s,
+                                                simplest):
+            continue
+        if run.worth_any(per_step / layout.lower_bound(), layout.stages, per_step / full_s, simplest):
             yield from _search_layout(run, layout, choices)
 
 
@@ -618,7 +622,9 @@ def _grid_worth(run, grid, choices, bound_goodput):
     """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
     matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
     its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
-    if run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1)):
+    # The tie band's threshold first: most grids popped late are below it, and need no simplicity key.
+    if (not run.hunting_full and bound_goodput >= run.best * (1.0 - TIE_TOLERANCE)
+            and run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1))):
         return True
     classes = shape_classes(grid)
     if not run.beats_a_shape_best(bound_goodput, classes):
@@ -779,7 +785,7 @@ class _Layout:
     order of their bounds, and a row whose floor already cannot matter is never
     bounded."""
 
-    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound", "run",
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "stages", "sp", "zero_bound", "run",
                  "choices", "below_zero3")
 
     # A row: (bound, b, interleaves, least recompute mode any of its plans can use, bounded).
@@ -808,7 +814,10 @@ class _Layout:
             rows.append((bound.row_floor(b, vs[-1]), b, vs, mode, False))
         heapq.heapify(rows)
         self.rows = rows
-        self.lower_bound = self._first()[0] if rows else None
+
+    def lower_bound(self):
+        """The least bound of any row (rows bounded until the least is one with its own)."""
+        return self._first()[0]
 
     def _bounded(self, row):
         """The row with its own bound (at the interleaving that minimises it). The row's
