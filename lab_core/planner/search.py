@@ -162,7 +162,7 @@ class _Search:
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
         self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_need_full)
-        self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
+        self.tightest = {}  # grid: (floor, grid, largest, shared, kind of floor) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
         self.hunting_full = False
@@ -536,7 +536,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     of their floor (then grid), so later ones meet a strong incumbent; a grid whose floor
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
-    (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
+    (bounds.SharedFloor) a grid comes with its sketch's busy part (_sketch_busy); then with
+    its sketch floor (_sketch: every rate at the
     whole batch's size, times the least bubble, plus the least sync); then with its floor
     at its largest micro-batch size (largest None), which no row's bound is below (_at_largest:
     SharedFloor.floor is least at the largest micro-batch); then with the bound over its
@@ -549,8 +550,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     out (the incumbent only gets stronger) never gets the tighter ones.
 
     recompute "full": the bounds of plans that recompute fully (the second pass, _run),
-    each grid starting from the floor the first pass left it (level _ANY_RECOMPUTE,
-    run.tightest); there one threshold holds for every grid, so the first grid ruled
+    each grid starting from the floor the first pass left it (run.tightest, at the level
+    _carried_level says); there one threshold holds for every grid, so the first grid ruled
     out ends the pass."""
     heap = list(live)
     heapq.heapify(heap)
@@ -567,11 +568,12 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if recompute == "full" and (largest is not None or level >= _AT_LARGEST):
+        if recompute == "full" and (largest is not None or level in (_BUSY, _AT_LARGEST, _ROWS)):
             # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
             # at the largest size when the largest that fits is not known yet: if the mode before full
             # fits there, it fits at every smaller one). Without its largest micro-batch the grid's
-            # floor at its largest size comes first (cheaper, and it rules most grids out).
+            # sketch's busy part comes first (cheaper, and it rules most grids out); a grid that passes
+            # it is tested before its sync and its floor at its largest size are computed.
             test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
             if not _may_need_full(run, grid, choices, test):
                 continue
@@ -612,9 +614,10 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         heapq.heappush(heap, (floor_s, grid, largest, (reference, rows) if reference is not None else None, level))
 
 
-# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch; at the
-# largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
-# of ZeRO stage (_grid_floor), or StepBound's.
+# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch's busy part
+# (_BUSY: _sketch_busy); the sketch; at the largest micro-batch size; over the rows, at the recompute the
+# grid needs and any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's. (The numbers only
+# name the kinds: the heap never compares them, a grid being in it once.)
 _ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL, _BUSY = 0, 1, 2, 3, 4, 5
 
 
@@ -721,9 +724,9 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
 
 
 def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):
-    """_sketch without its optimizer step and sync: a grid's first floor in the first pass
-    (_live_grids), so a grid it rules out never has its sync computed (one of the model's
-    collectives per grid: most grids of a large GPU count end here)."""
+    """_sketch without its optimizer step and sync: a grid's first floor in each pass
+    (_live_grids, _by_floor), so a grid it rules out never has its sync computed (one of the
+    model's collectives per grid: most grids of a large GPU count end here)."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
     return reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
 
