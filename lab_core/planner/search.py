@@ -161,7 +161,7 @@ class _Search:
         self.floors = []
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
-        self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_need_full)
+        self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_be_full_3d)
         self.tightest = {}  # grid: (floor, grid, largest, shared, kind of floor) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
@@ -568,15 +568,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if recompute == "full" and (largest is not None or level in (_BUSY, _AT_LARGEST, _ROWS)):
-            # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
-            # at the largest size when the largest that fits is not known yet: if the mode before full
-            # fits there, it fits at every smaller one). Without its largest micro-batch the grid's
-            # sketch's busy part comes first (cheaper, and it rules most grids out); a grid that passes
-            # it is tested before its sync and its floor at its largest size are computed.
-            test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
-            if not _may_need_full(run, grid, choices, test):
-                continue
+        if recompute == "full" and not _may_be_full_3d(run, grid, choices, largest, level):
+            continue
         yield None
         reference, rows = shared if shared is not None else (None, None)
         if level == _ANY_RECOMPUTE:
@@ -635,13 +628,19 @@ def _grid_worth(run, grid, choices, bound_goodput):
     return run.hunting_full or "tensor_pipeline" not in classes or _leanest_classes(run, grid, choices) == classes
 
 
-def _may_need_full(run, grid, choices, test):
-    """Whether "full_3d" is in shapes.possible_classes(run, grid, choices, test), once per
-    grid and size (run.full_possible): the second pass may ask it at two of a grid's levels."""
-    key = (grid, test)
+def _may_be_full_3d(run, grid, choices, largest, level):
+    """The second pass's memory test of a grid it pops: False when no plan of the grid needs
+    full recompute, so it has no full_3d plan (possible_classes; at the largest size when the
+    largest that fits is not known yet: if the mode before full fits there, it fits at every
+    smaller one). Without its largest micro-batch a grid is tested once its sketch's busy part
+    has not ruled it out (cheaper, and it rules most grids out), before its sync and its floor
+    at its largest size are computed. Asked once per grid and size (run.full_possible)."""
+    if largest is None and level not in (_BUSY, _AT_LARGEST, _ROWS):
+        return True
+    key = (grid, largest if largest is not None else choices.micro_batches(run.ctx.batch_sequences // grid.dp)[-1])
     found = run.full_possible.get(key)
     if found is None:
-        found = run.full_possible[key] = "full_3d" in possible_classes(run, grid, choices, test)
+        found = run.full_possible[key] = "full_3d" in possible_classes(run, grid, choices, key[1])
     return found
 
 
