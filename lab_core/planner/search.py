@@ -587,16 +587,18 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         elif level == _BUSY:
             # The sketch's busy part was below: its optimizer step and least sync now (_sketch).
             floor_s, level = floor_s + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid), _SKETCH
-        elif level == _SKETCH:
+        elif level == _SKETCH and (recompute == "full" or _least_recompute(run, grid, choices) == "full"):
             if recompute == "full" and not _fits_at_all(run, grid, choices):
                 continue  # (the first pass tests a grid's memory floor at its next level)
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             floor_s, level = _at_largest(run, grid, choices, reference, sizes, recompute), _AT_LARGEST
-        elif level == _AT_LARGEST:
+        elif level in (_SKETCH, _AT_LARGEST):
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
             # ZeRO stage; then by class of ZeRO stage. A grid whose floor plan does not fit drops out
-            # here (its floor at its largest size is below its plans all the same).
+            # here (its floor at its largest size is below its plans all the same). In the first pass
+            # a grid whose plans need not all recompute fully comes here from its sketch: its floor at
+            # its largest size, at no recompute, seldom rules out what its sketch did not.
             if not _fits_at_all(run, grid, choices):
                 continue  # (in the second pass a grid may start here: _carried_level)
             largest = _largest_micro_batch(run, grid, choices)
