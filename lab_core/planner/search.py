@@ -161,7 +161,8 @@ class _Search:
         self.floors = []
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
-        self.tightest = {}  # grid: (floor, grid, largest, shared) as the first pass left it (_by_floor)
+        self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_be_full_3d)
+        self.tightest = {}  # grid: (floor, grid, largest, shared, kind of floor) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
         self.hunting_full = False
@@ -402,16 +403,34 @@ def _run(run, pins, hint=None, none_fit=False):
     # so the chosen plan and the best are the first pass's.
     yield from _expand(run, _by_floor(run, ctx, live, choices), choices)
     run.hunting_full = True
-    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live), choices, "full"), choices)
+    yield from _expand(run, _by_floor(run, ctx, _full_floors(run, live, choices), choices, "full"), choices)
 
 
-def _full_floors(run, live):
+def _full_floors(run, live, choices):
     """The live grids of shapes that include full_3d, each with the tightest floor the first
     pass gave it (below full recompute's: _by_floor tightens it when its turn comes); not
-    those the first pass found no plan of fits (_fits_at_all), which it left out."""
-    tightest = run.tightest
-    return [tightest[item[1]] + (_ANY_RECOMPUTE,) for item in live
-            if item[1] in tightest and "full_3d" in shape_classes(item[1])]
+    those the first pass found no plan of fits (_fits_at_all), which it left out. Each
+    starts from the kind of floor the first pass left it at (_carried_level)."""
+    out = []
+    for item in live:
+        left = run.tightest.get(item[1])
+        if left is not None and "full_3d" in shape_classes(item[1]):
+            out.append(left[:4] + (_carried_level(run, left[1], choices, left[3], left[4]),))
+    return out
+
+
+def _carried_level(run, grid, choices, shared, level):
+    """The level the second pass starts a grid at, from the one the first pass left it at.
+    A floor at the grid's largest size or over its rows was at full recompute already when
+    every plan of the grid needs it (_least_recompute): the second pass's own is the same
+    number, so the grid starts past it. A floor at the largest size at less recompute is
+    tighter than full recompute's sketch: the grid starts past the sketch (_SKETCH: its next
+    floor is at its largest size). Else from the start (_ANY_RECOMPUTE)."""
+    if shared is None or level not in (_AT_LARGEST, _ROWS):
+        return _ANY_RECOMPUTE
+    if _least_recompute(run, grid, choices) == "full":
+        return level
+    return _SKETCH if level == _AT_LARGEST else _ANY_RECOMPUTE
 
 
 def _expand(run, items, choices):
@@ -441,7 +460,11 @@ def _expand(run, items, choices):
         if not run.worth_any(per_step / bound.floor(largest), classes, per_step / full_s, simplest):
             continue
         layout = _Layout(run, grid, bound, choices, classes, largest)
-        if layout.rows and run.worth_any(per_step / layout.lower_bound, layout.stages, per_step / full_s, simplest):
+        # The least row floor first (below the rows' bounds): a grid it rules out has none of them bounded.
+        if not layout.rows or not run.worth_any(per_step / layout.rows[0][0], layout.stages, per_step / full_s,
+                                                simplest):
+            continue
+        if run.worth_any(per_step / layout.lower_bound(), layout.stages, per_step / full_s, simplest):
             yield from _search_layout(run, layout, choices)
 
 
@@ -481,7 +504,7 @@ def _live_grids(run, grids, choices, defer_memory=True):
                 # the least size, does, and b = 1 has v = 1: a row), its floor at its largest size, the
                 # largest that fits and the bound over its rows come when its turn comes (_by_floor).
                 ref = reference(grid)
-                live.append((_sketch(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _SKETCH))
+                live.append((_sketch_busy(ctx, grid, choices, ref, sizes), grid, None, (ref, None), _BUSY))
             continue
         if not _fits_at_all(run, grid, choices):
             continue
@@ -513,7 +536,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     of their floor (then grid), so later ones meet a strong incumbent; a grid whose floor
     cannot matter is never probed nor expanded into its rows; None between
     tightenings (a step for search_steps' caller). With a shared floor
-    (bounds.SharedFloor) a grid comes with its sketch floor (_sketch: every rate at the
+    (bounds.SharedFloor) a grid comes with its sketch's busy part (_sketch_busy); then with
+    its sketch floor (_sketch: every rate at the
     whole batch's size, times the least bubble, plus the least sync); then with its floor
     at its largest micro-batch size (largest None), which no row's bound is below (_at_largest:
     SharedFloor.floor is least at the largest micro-batch); then with the bound over its
@@ -526,8 +550,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
     out (the incumbent only gets stronger) never gets the tighter ones.
 
     recompute "full": the bounds of plans that recompute fully (the second pass, _run),
-    each grid starting from the floor the first pass left it (level _ANY_RECOMPUTE,
-    run.tightest); there one threshold holds for every grid, so the first grid ruled
+    each grid starting from the floor the first pass left it (run.tightest, at the level
+    _carried_level says); there one threshold holds for every grid, so the first grid ruled
     out ends the pass."""
     heap = list(live)
     heapq.heapify(heap)
@@ -536,7 +560,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         floor_s, grid, largest, shared, level = heapq.heappop(heap)
         worth = _grid_worth(run, grid, choices, per_step / floor_s)
         if level == _FINAL or not worth:
-            run.tightest[grid] = (floor_s, grid, largest, shared)
+            run.tightest[grid] = (floor_s, grid, largest, shared, level)
         if not worth:
             if run.hunting_full:
                 return  # one threshold (full_3d's best) for every grid, and the rest have higher floors
@@ -544,14 +568,8 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         if level == _FINAL:
             yield floor_s, grid, largest, shared
             continue
-        if level == _ANY_RECOMPUTE and largest is not None or level == _AT_LARGEST and recompute == "full":
-            # A grid no plan of which needs full recompute has no full_3d plan (possible_classes; tested
-            # at the largest size when the largest that fits is not known yet: if the mode before full
-            # fits there, it fits at every smaller one). Without its largest micro-batch the grid's
-            # floor at its largest size comes first (cheaper, and it rules most grids out).
-            test = largest if largest is not None else choices.micro_batches(ctx.batch_sequences // grid.dp)[-1]
-            if "full_3d" not in possible_classes(run, grid, choices, test):
-                continue
+        if recompute == "full" and not _may_be_full_3d(run, grid, choices, largest, level):
+            continue
         yield None
         reference, rows = shared if shared is not None else (None, None)
         if level == _ANY_RECOMPUTE:
@@ -559,24 +577,30 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
             if shared is None:
                 floor_s, level = run.bound(grid).floor(largest, "full"), _FINAL
             elif rows is None:
-                # Full recompute's sketch first: no memory is computed for a grid it rules out.
+                # Full recompute's sketch first, its busy part alone as in the first pass: no memory
+                # (nor sync) is computed for a grid it rules out.
                 sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
-                floor_s, level = _sketch(ctx, grid, choices, reference, sizes, "full"), _SKETCH
+                floor_s, level = _sketch_busy(ctx, grid, choices, reference, sizes, "full"), _BUSY
             else:
                 # Over its rows at full recompute and any ZeRO stage, then by class of ZeRO stage.
                 floor_s, level = reference.least(ctx, grid, rows, "full"), _ROWS
-        elif level == _SKETCH:
+        elif level == _BUSY:
+            # The sketch's busy part was below: its optimizer step and least sync now (_sketch).
+            floor_s, level = floor_s + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid), _SKETCH
+        elif level == _SKETCH and (recompute == "full" or _least_recompute(run, grid, choices) == "full"):
             if recompute == "full" and not _fits_at_all(run, grid, choices):
                 continue  # (the first pass tests a grid's memory floor at its next level)
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)
             floor_s, level = _at_largest(run, grid, choices, reference, sizes, recompute), _AT_LARGEST
-        elif level == _AT_LARGEST:
+        elif level in (_SKETCH, _AT_LARGEST):
             # From its floor at its largest micro-batch size to its bound over the rows up to the
             # largest micro-batch that fits, at the least recompute every plan of the grid needs and any
             # ZeRO stage; then by class of ZeRO stage. A grid whose floor plan does not fit drops out
-            # here (its floor at its largest size is below its plans all the same).
-            if recompute != "full" and not _fits_at_all(run, grid, choices):
-                continue
+            # here (its floor at its largest size is below its plans all the same). In the first pass
+            # a grid whose plans need not all recompute fully comes here from its sketch: its floor at
+            # its largest size, at no recompute, seldom rules out what its sketch did not.
+            if not _fits_at_all(run, grid, choices):
+                continue  # (in the second pass a grid may start here: _carried_level)
             largest = _largest_micro_batch(run, grid, choices)
             rows = _interleave_rows(ctx, grid, choices, largest)
             floor_s, level = reference.least(ctx, grid, rows, _least_recompute(run, grid, choices, recompute)), _ROWS
@@ -585,22 +609,41 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
         heapq.heappush(heap, (floor_s, grid, largest, (reference, rows) if reference is not None else None, level))
 
 
-# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch; at the
-# largest micro-batch size; over the rows, at the recompute the grid needs and any ZeRO stage; by class
-# of ZeRO stage (_grid_floor), or StepBound's.
-_ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL = 0, 1, 2, 3, 4
+# _by_floor's kinds of floor, loosest first: the first pass's (second pass only); the sketch's busy part
+# (_BUSY: _sketch_busy); the sketch; at the largest micro-batch size; over the rows, at the recompute the
+# grid needs and any ZeRO stage; by class of ZeRO stage (_grid_floor), or StepBound's. (The numbers only
+# name the kinds: the heap never compares them, a grid being in it once.)
+_ANY_RECOMPUTE, _SKETCH, _AT_LARGEST, _ROWS, _FINAL, _BUSY = 0, 1, 2, 3, 4, 5
 
 
 def _grid_worth(run, grid, choices, bound_goodput):
     """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
     matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
     its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
-    if run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1)):
+    # The tie band's threshold first: most grids popped late are below it, and need no simplicity key.
+    if (not run.hunting_full and bound_goodput >= run.best * (1.0 - TIE_TOLERANCE)
+            and run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1))):
         return True
     classes = shape_classes(grid)
     if not run.beats_a_shape_best(bound_goodput, classes):
         return False
     return run.hunting_full or "tensor_pipeline" not in classes or _leanest_classes(run, grid, choices) == classes
+
+
+def _may_be_full_3d(run, grid, choices, largest, level):
+    """The second pass's memory test of a grid it pops: False when no plan of the grid needs
+    full recompute, so it has no full_3d plan (possible_classes; at the largest size when the
+    largest that fits is not known yet: if the mode before full fits there, it fits at every
+    smaller one). Without its largest micro-batch a grid is tested once its sketch's busy part
+    has not ruled it out (cheaper, and it rules most grids out), before its sync and its floor
+    at its largest size are computed. Asked once per grid and size (run.full_possible)."""
+    if largest is None and level not in (_BUSY, _AT_LARGEST, _ROWS):
+        return True
+    key = (grid, largest if largest is not None else choices.micro_batches(run.ctx.batch_sequences // grid.dp)[-1])
+    found = run.full_possible.get(key)
+    if found is None:
+        found = run.full_possible[key] = "full_3d" in possible_classes(run, grid, choices, key[1])
+    return found
 
 
 def _leanest_classes(run, grid, choices):
@@ -677,9 +720,16 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     incumbent rules them out; the sync sets apart the shallow pipelines whose replicas
     each hold a large part of a large model. recompute "full": the same for plans
     that recompute fully (the second pass)."""
+    return _sketch_busy(ctx, grid, choices, reference, sizes, recompute) + reference.optimizer_s(ctx, grid) + sync_floor(
+        ctx, grid)
+
+
+def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):
+    """_sketch without its optimizer step and sync: a grid's first floor in each pass
+    (_live_grids, _by_floor), so a grid it rules out never has its sync computed (one of the
+    model's collectives per grid: most grids of a large GPU count end here)."""
     busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
-    return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
-            + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid))
+    return reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
 
 
 def _interleave_rows(ctx, grid, choices, largest):
@@ -739,7 +789,7 @@ class _Layout:
     order of their bounds, and a row whose floor already cannot matter is never
     bounded."""
 
-    __slots__ = ("grid", "bound", "zeros", "states", "rows", "lower_bound", "stages", "sp", "zero_bound", "run",
+    __slots__ = ("grid", "bound", "zeros", "states", "rows", "stages", "sp", "zero_bound", "run",
                  "choices", "below_zero3")
 
     # A row: (bound, b, interleaves, least recompute mode any of its plans can use, bounded).
@@ -768,7 +818,10 @@ class _Layout:
             rows.append((bound.row_floor(b, vs[-1]), b, vs, mode, False))
         heapq.heapify(rows)
         self.rows = rows
-        self.lower_bound = self._first()[0] if rows else None
+
+    def lower_bound(self):
+        """The least bound of any row (rows bounded until the least is one with its own)."""
+        return self._first()[0]
 
     def _bounded(self, row):
         """The row with its own bound (at the interleaving that minimises it). The row's
