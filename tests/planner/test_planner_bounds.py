@@ -2,6 +2,7 @@
 bound (bounds.StepBound) never exceeds evaluate()'s step time, for plans with
 context and expert parallelism, uneven pipeline splits, every stack and fp8, every
 pipeline schedule, Megatron-Core's selective recompute modules and multi-token prediction."""
+import dataclasses
 import random
 
 import pytest
@@ -32,12 +33,16 @@ SCHEDULE_PLANS = [(w, par) for w, par in _plans(12, 400, schedule_share=1.0) if 
 MODULE_PLANS = [(w, par) for w, par in _plans(19, 300, modules_share=1.0) if par.recompute == "selective"][:60]
 # Multi-token prediction: the last stage's extra layers, output passes and projections; pipelined plans first.
 MTP_PLANS = sorted(_plans(23, 200, mtp_share=1.0), key=lambda item: item[1].pp == 1)[:80]
-PLANS = _plans(4, 300) + SCHEDULE_PLANS + MODULE_PLANS + MTP_PLANS
+# The gradient reduction waited for after the backward (Workload.grad_reduce_overlap off), data-parallel plans.
+GRAD_WAITED_PLANS = [(dataclasses.replace(w, grad_reduce_overlap=False), par) for w, par in _plans(37, 200)
+                     if par.dp > 1][:60]
+PLANS = _plans(4, 300) + SCHEDULE_PLANS + MODULE_PLANS + MTP_PLANS + GRAD_WAITED_PLANS
 # Plans whose grids have a shared floor (flash attention): 160 of 1F1B's and the bidirectional schedules'.
 SHARED_PLANS = ([(w, par) for w, par in PLANS[:300] if shared_floor_applies(context_for(w))][:160]
                 + [(w, par) for w, par in SCHEDULE_PLANS if shared_floor_applies(context_for(w))]
                 + [(w, par) for w, par in MODULE_PLANS if shared_floor_applies(context_for(w))]
-                + [(w, par) for w, par in MTP_PLANS if shared_floor_applies(context_for(w))])
+                + [(w, par) for w, par in MTP_PLANS if shared_floor_applies(context_for(w))]
+                + [(w, par) for w, par in GRAD_WAITED_PLANS if shared_floor_applies(context_for(w))])
 
 
 def test_random_plans_cover_the_new_dimensions():
@@ -49,6 +54,7 @@ def test_random_plans_cover_the_new_dimensions():
     assert {w.pipeline_schedule for w, _ in PLANS} == {"1f1b", "dualpipe", "dualpipev"}
     assert len(SCHEDULE_PLANS) >= 60
     assert len(MTP_PLANS) == 80 and all(p.pp > 1 for _, p in MTP_PLANS)
+    assert len(GRAD_WAITED_PLANS) == 60 and not any(w.grad_reduce_overlap for w, _ in GRAD_WAITED_PLANS)
     assert any(w.shape.experts is not None for w, _ in MTP_PLANS) and any(p.first_stage_layers for _, p in MTP_PLANS)
 
 
