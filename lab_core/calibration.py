@@ -19,11 +19,11 @@ The fits are reproduced by tools/fit_calibration.py.
 # run is in the fit and the 16-bit Megatron-style runs are out of sample.
 GEMM_EFFICIENCY = {
     "a100_80gb": 0.70,
-    "h100_80gb": 0.696,
-    "h100_96gb_500w": 0.696,
-    "h800_80gb": 0.696,
-    "h200_141gb": 0.696,
-    "b200_192gb": 0.668,
+    "h100_80gb": 0.697,
+    "h100_96gb_500w": 0.697,
+    "h800_80gb": 0.697,
+    "h200_141gb": 0.697,
+    "b200_192gb": 0.670,
 }
 
 # Dense 16-bit peak of Meta's 500 W H100 96 GB (hardware.GPU_PRESETS["h100_96gb_500w"]).
@@ -74,11 +74,11 @@ GEMM_WIDTH_SCALE = {
 # (stas00/ml-engineering, the table below the GEMM shape's; its 16-bit row says
 # the H200 is the same as the H100, so GEMM_EFFICIENCY keeps the H100 value).
 FP8_GEMM_EFFICIENCY = {
-    "h100_80gb": 0.614,
-    "h100_96gb_500w": 0.614,
-    "h800_80gb": 0.614,
-    "h200_141gb": 0.636,
-    "b200_192gb": 0.657,
+    "h100_80gb": 0.615,
+    "h100_96gb_500w": 0.615,
+    "h800_80gb": 0.615,
+    "h200_141gb": 0.637,
+    "b200_192gb": 0.659,
 }
 
 # How a flash-attention kernel's rate grows with the query tokens of one
@@ -142,7 +142,7 @@ ATTENTION_EFFICIENCY = {
 # takes the "modern" factor (stack.attention_kernels).
 STACK_COMPUTE_EFFICIENCY = {
     "modern": 1.0,
-    "torch_native": 1.032,
+    "torch_native": 1.033,
     "megatron_lm_2021": 1.0,
 }
 STACK_ATTENTION_EFFICIENCY = {
@@ -225,6 +225,17 @@ INTER_NODE_EFFICIENCY = 0.9
 # hw.nccl_busbw_measured.
 HIERARCHICAL_SERIAL_FRACTION = 0.43
 
+# Latency of one step of a ring between nodes: NCCL's tuner charges a ring
+# collective (nsteps - nInterSteps) intra-node and nInterSteps inter-node step
+# latencies, nInterSteps = 2 (nodes - 1) for an all-reduce and nodes - 1 for a
+# reduce-scatter or all-gather (NVIDIA/nccl src/graph/tuning.cc, commit
+# 5067397c, ncclTopoTuneModel). The size curve above, measured inside one node,
+# already holds the intra-node steps; comms.group_time adds the inter-node ones.
+# TEACHING ASSUMPTION: NCCL's own estimate for a ring step over the network with
+# its LL128 protocol, hwLatencies[NET][RING][LL128] = 4.0 us (2.7 for LL, 14.0
+# for Simple, the protocol of its largest messages).
+INTER_NODE_STEP_LATENCY_S = 4.0e-6
+
 # Fraction of the tensor-parallel all-reduce time hidden in the backward pass
 # (Megatron overlaps the input-gradient all-reduce with the weight-gradient
 # GEMM). CALIBRATED (Table 4 fit): the fit finds none is hidden.
@@ -233,7 +244,7 @@ TP_BACKWARD_OVERLAP = 0.0
 # Modern stacks run collectives on the GPU's own SMs and HBM while compute
 # runs: each second of overlapped (hidden) communication slows the compute it
 # hides behind by this many seconds. CALIBRATED with FP8_GEMM_EFFICIENCY.
-COMM_CONTENTION = 0.410
+COMM_CONTENTION = 0.406
 
 # Gradient buckets: data-parallel gradients go out in buckets of this size,
 # which sets the message size seen by NCCL. TEACHING ASSUMPTION (Megatron's
@@ -255,7 +266,7 @@ DP_BUCKET_BYTES = 100e6
 # table2_zero3; tools/fit_calibration.py). Compute and NCCL share SMs and
 # HBM, so well under half of a window hides traffic. The Megatron-style runs
 # are nearly insensitive to it (their mean error moves by 0.1 point from 0.8).
-DP_OVERLAP_FRACTION = 0.38
+DP_OVERLAP_FRACTION = 0.40
 
 # --- Memory: the loss ----------------------------------------------------
 
@@ -350,8 +361,10 @@ MOE_CAPACITY_FACTOR = 1.0
 # both rows took the recipes' 16-bit gradient reduction; 0.2236 before Qwen3-235B's
 # row took its recipe's tensor-parallel overlap, off; 0.2002 before DeepSeek-V3's row
 # took its multi-token-prediction module and its recipe's layout; 0.1956 before it
-# took its recipe's gradient reduce-scatter without overlap, grad_reduce_overlap off.)
-MOE_ALLTOALL_EXPOSED = 0.1950
+# took its recipe's gradient reduce-scatter without overlap, grad_reduce_overlap off;
+# 0.1950 before rings between nodes paid INTER_NODE_STEP_LATENCY_S per step and the
+# modern constants were refitted with it.)
+MOE_ALLTOALL_EXPOSED = 0.2011
 
 # --- Optimizer -----------------------------------------------------------
 

@@ -7,7 +7,7 @@ collective reaches depends on message size (calibration.NCCL_SIZE_*).
 """
 import math
 
-from .calibration import (HIERARCHICAL_SERIAL_FRACTION, MIB, NCCL_SIZE_C,
+from .calibration import (HIERARCHICAL_SERIAL_FRACTION, INTER_NODE_STEP_LATENCY_S, MIB, NCCL_SIZE_C,
                           NCCL_SIZE_D)
 
 
@@ -44,7 +44,11 @@ def group_time(size_bytes, ranks, ranks_per_node, intra_bytes_per_s, inter_bytes
     Inside one node it is a ring over NVLink. Across nodes it is hierarchical
     (NCCL-style): a reduce-scatter/all-gather inside the node over NVLink and a
     ring over the nodes on each GPU's NIC carrying 1/k of the data; the two
-    overlap partly (calibration.HIERARCHICAL_SERIAL_FRACTION).
+    overlap partly (calibration.HIERARCHICAL_SERIAL_FRACTION). The ring over
+    the nodes also pays a latency per step, volume_factor (nodes - 1) steps of
+    calibration.INTER_NODE_STEP_LATENCY_S, as NCCL's tuner counts them
+    (src/graph/tuning.cc): the size curve alone, measured inside one node,
+    would make a ring over a thousand nodes as fast as one over two.
     """
     if ranks <= 1 or size_bytes <= 0.0:
         return 0.0
@@ -52,7 +56,8 @@ def group_time(size_bytes, ranks, ranks_per_node, intra_bytes_per_s, inter_bytes
     if k >= ranks:
         return ring_time(size_bytes, ranks, intra_bytes_per_s, volume_factor)
     nodes = ranks / k
-    inter = ring_time(size_bytes / k, nodes, inter_bytes_per_s, volume_factor)
+    inter = (ring_time(size_bytes / k, nodes, inter_bytes_per_s, volume_factor)
+             + volume_factor * (nodes - 1.0) * INTER_NODE_STEP_LATENCY_S)
     intra = ring_time(size_bytes, k, intra_bytes_per_s, volume_factor) if k > 1 else 0.0
     if inter >= intra:
         return inter + HIERARCHICAL_SERIAL_FRACTION * intra

@@ -43,6 +43,7 @@ def collectives_chapter():
         "nodes": (n // k, "count"), "size": (size, "bytes"), "chunk": (size / 4, "bytes"),
         "gbps": (example["inter_node_gbps"], "gbps"), "nic": (nic, "bytes"), "nvlink": (nvl, "bytes"),
         "alpha": (alpha * 1e6, "plain"),
+        "inter_step": (cal.INTER_NODE_STEP_LATENCY_S * 1e6, "plain"),
         "half_size": (collectives.half_bandwidth_bytes(), "bytes"),
         "bucket": (cal.DP_BUCKET_BYTES, "bytes"), "bucket_share": (comms.size_efficiency(cal.DP_BUCKET_BYTES), "percent"),
         "small": (SMALL, "bytes"), "small_share": (comms.size_efficiency(SMALL), "percent"),
