@@ -19,7 +19,8 @@ from .stack import (attention_kernels, compiles_loss, fuses_qkv, gathers_tp_inpu
 class WorkloadContext:
     """Per-workload quantities (plain attributes, read in hot loops)."""
 
-    __slots__ = ("shape", "device", "precision", "stack", "modern", "tp_overlap", "grad_overlap", "cp_all_gather", "layer_gather_bytes",
+    __slots__ = ("shape", "device", "precision", "stack", "modern", "tp_overlap", "grad_overlap", "cp_all_gather",
+                 "layer_gather_bytes",
                  "fused_qkv", "compute_factor", "attention_factor", "per_node_dispatch", "moe_overlap", "seq_len", "hidden", "heads",
                  "ffn_hidden", "kv_ratio", "attention", "vocab", "layers",
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",

@@ -132,7 +132,7 @@ def shape_recompute_flops(B, s, shape, recompute, flash_attention):
                                           shape.attention)
     moe_gemm, moe_attention = moe_layer_forward_flops(B, s, shape.hidden, shape.kv_ratio, experts,
                                                        shape.attention)
-    return experts.dense_layers * (gemm + attention) + shape.moe_layer_count * (moe_gemm + moe_attention)
+    return shape.dense_layer_count * (gemm + attention) + shape.moe_layer_count * (moe_gemm + moe_attention)
 
 
 def per_op_replayed_flops(B, s, shape):
@@ -142,8 +142,9 @@ def per_op_replayed_flops(B, s, shape):
     as wide as the experts a token uses, as step_time counts its time)."""
     h, r, attention = shape.hidden, shape.kv_ratio, shape.attention
     experts = shape.experts
-    kinds = ((shape.dense_layer_count, shape.ffn_hidden),) if experts is None else (
-        (experts.dense_layers, shape.ffn_hidden), (shape.moe_layer_count, experts.used_per_token * experts.ffn_hidden))
+    kinds = ((shape.dense_layer_count, shape.ffn_hidden),)
+    if experts is not None:
+        kinds += ((shape.moe_layer_count, experts.used_per_token * experts.ffn_hidden),)
     total = 0.0
     for layers, ffn_hidden in kinds:
         for weights, _ in per_op_replayed_gemms(h, ffn_hidden, r, 1, attention):

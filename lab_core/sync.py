@@ -65,7 +65,8 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
             out.zero_exposed = m * (exposed_forward + share * exposed_backward)
             out.dp_exposed = m * (1.0 - share) * exposed_backward
         else:
-            out.zero_exposed = m * (exposed_forward + fill + excess(gather - fill, overlap * (mb.backward + mb.recompute)))
+            backward_gathers = fill + excess(gather - fill, overlap * (mb.backward + mb.recompute))
+            out.zero_exposed = m * (exposed_forward + backward_gathers)
             out.dp_exposed = out.dp_total
     else:
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
@@ -124,7 +125,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows, micro_batches, mb))
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
-        _add(out, (across, _exposed(across, bucket, windows[0]) if ctx.grad_overlap else across))
+        _add(out, (across, _reduction_exposed(ctx, across, bucket, windows[0])))
         if par.zero >= 2 and syncs_replicas_every_backward(ctx.stack):
             _add(out, _unhidden(ctx, earlier_syncs(across, micro_batches, mb)))
     if expert:
@@ -159,7 +160,7 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     backward_window, forward_window = windows
     factor = 2.0 if zero == 0 else 1.0
     reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
-    total, exposed = reduce, _exposed(reduce, bucket, backward_window) if ctx.grad_overlap else reduce
+    total, exposed = reduce, _reduction_exposed(ctx, reduce, bucket, backward_window)
     if zero == 2 and micro_batches > 1:
         earlier, hidden_behind = _unhidden(ctx, earlier_syncs(reduce, micro_batches, mb))
         total += earlier
@@ -188,6 +189,12 @@ def earlier_syncs(seconds, micro_batches, mb, share=1.0):
     earlier = micro_batches - 1
     between = share * (mb.forward + mb.backward + mb.recompute)
     return earlier * seconds, earlier * excess(seconds, between)
+
+
+def _reduction_exposed(ctx, total, bucket, window):
+    """Exposed seconds of a bucketed gradient reduction behind the backward `window` (_exposed),
+    or all of it without Workload.grad_reduce_overlap."""
+    return _exposed(total, bucket, window) if ctx.grad_overlap else total
 
 
 def _unhidden(ctx, times):

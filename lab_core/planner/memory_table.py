@@ -14,7 +14,8 @@ Memory also does not depend on the GPU count, the fabric, the GPU preset or
 the checkpoint interval, so one table serves every slider move that keeps
 the model, the sequence and the batch (table_for caches a few).
 """
-from ..gpu_memory import layer_kind_activations, model_stages, stage_activation_total, stage_params, stage_terms, state_parts
+from ..gpu_memory import (layer_kind_activations, model_stages, stage_activation_total, stage_params, stage_terms,
+                          state_parts)
 
 _TABLES = {}
 _TABLES_KEPT = 8
@@ -30,8 +31,7 @@ def _key(ctx):
     shape = ctx.shape
     experts = None if shape.experts is None else tuple(sorted(shape.experts.to_dict().items()))
     return (shape.layers, shape.mtp_layers, shape.hidden, shape.heads, shape.kv_heads, shape.ffn_hidden, shape.vocab,
-            experts,
-            ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes,
+            experts, ctx.seq_len, ctx.batch_sequences, ctx.flash, ctx.dropout, ctx.precision, ctx.state_bytes,
             ctx.per_op_selective, ctx.fp8_inputs, ctx.gathered_inputs, ctx.loss_bytes_per_logit, ctx.pipeline_schedule,
             ctx.recompute_modules)
 

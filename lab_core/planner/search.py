@@ -586,7 +586,7 @@ def _by_floor(run, ctx, live, choices, recompute="none"):
                 floor_s, level = reference.least(ctx, grid, rows, "full"), _ROWS
         elif level == _BUSY:
             # The sketch's busy part was below: its optimizer step and least sync now (_sketch).
-            floor_s, level = floor_s + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid), _SKETCH
+            floor_s, level = floor_s + _outside_compute(ctx, grid, reference), _SKETCH
         elif level == _SKETCH and (recompute == "full" or _least_recompute(run, grid, choices) == "full"):
             if recompute == "full" and not _fits_at_all(run, grid, choices):
                 continue  # (the first pass tests a grid's memory floor at its next level)
@@ -684,7 +684,7 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     recompute = _least_recompute(run, grid, choices, recompute)
     busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
     return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
-            + reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid))
+            + _outside_compute(ctx, grid, reference))
 
 
 def _least_bubble(ctx, grid, choices, sizes):
@@ -720,8 +720,13 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
     incumbent rules them out; the sync sets apart the shallow pipelines whose replicas
     each hold a large part of a large model. recompute "full": the same for plans
     that recompute fully (the second pass)."""
-    return _sketch_busy(ctx, grid, choices, reference, sizes, recompute) + reference.optimizer_s(ctx, grid) + sync_floor(
-        ctx, grid)
+    return _sketch_busy(ctx, grid, choices, reference, sizes, recompute) + _outside_compute(ctx, grid, reference)
+
+
+def _outside_compute(ctx, grid, reference):
+    """What every plan of the grid adds to its busy time: the least optimizer step and the
+    least sync (bounds.sync_floor), the part of _sketch and _at_largest besides compute."""
+    return reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
 
 
 def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):
