@@ -15,7 +15,8 @@ from .inputs import INPUT_SPECS
 from .parallelism import RECOMPUTE_MODES, Parallelism
 from .workload import Workload
 
-PARALLEL_FLAGS = (("tp", int), ("pp", int), ("dp", int), ("zero", int), ("micro_batch", int), ("interleave", int))
+PARALLEL_FLAGS = (("tp", int), ("pp", int), ("dp", int), ("zero", int), ("micro_batch", int), ("interleave", int),
+                  ("recompute_layers", int))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,7 +98,8 @@ def main(argv=None):
         dp = args.dp if args.dp is not None else max(1, workload.gpus // (tp * pp))
         parallelism = Parallelism(tp=tp, pp=pp, dp=dp, zero=args.zero or 0, recompute=args.recompute,
                                   sequence_parallel=args.sequence_parallel,
-                                  micro_batch=args.micro_batch or 1, interleave=args.interleave or 1)
+                                  micro_batch=args.micro_batch or 1, interleave=args.interleave or 1,
+                                  recompute_layers=args.recompute_layers or 0)
         report = evaluate(workload, parallelism)
     except LabInputError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -19,13 +19,25 @@ calling evaluate() for many layouts pays only for what depends on the layout.
 from .context import context_for
 from .data import data_pipeline
 from .errors import LabInputError
-from .gpu_memory import memory_of
+from .flops import partial_recompute_flops
+from .gpu_memory import memory_of, model_stages
 from .parallelism import Parallelism, check_layout
+from .partial_recompute import is_partial, model_recomputed_layers
 from .report import assemble
 from .step_time import micro_batch_times, pipeline_times
 from .sync import gradient_sync
 from .throughput import throughput
 from .workload import Workload
+
+
+def repeated_flops(ctx, par, layout):
+    """FLOPs the plan's recompute repeats in one step (context.recompute_flops by mode;
+    of the layers that recompute when only some do, partial_recompute.py)."""
+    if not is_partial(par):
+        return ctx.recompute_flops[par.recompute]
+    stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
+    return partial_recompute_flops(ctx.batch_sequences, ctx.seq_len, ctx.shape, ctx.flash,
+                                   *model_recomputed_layers(stages, par))
 
 
 def evaluate(workload, parallelism):
@@ -47,7 +59,7 @@ def evaluate(workload, parallelism):
     pipe = pipeline_times(micro_batch, par.pp, par.interleave, ctx.pipeline_schedule)
     sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.sync_params)
     step_s = micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
-    rates = throughput(ctx, par.recompute, step_s)
+    rates = throughput(ctx, repeated_flops(ctx, par, layout), step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,
                          ctx.storage_read_bytes_per_s)
     return assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, rates, data)

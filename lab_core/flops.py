@@ -135,6 +135,23 @@ def shape_recompute_flops(B, s, shape, recompute, flash_attention):
     return shape.dense_layer_count * (gemm + attention) + shape.moe_layer_count * (moe_gemm + moe_attention)
 
 
+def partial_recompute_flops(B, s, shape, flash_attention, dense_recomputed, moe_recomputed):
+    """shape_recompute_flops when only some layers recompute fully (partial_recompute.py):
+    the forwards of `dense_recomputed` dense and `moe_recomputed` mixture-of-experts
+    layers (as full recompute replays them), and what the other layers' backward
+    replays without recompute (recompute_flops "none": flash attention's core)."""
+    h, r, attention = shape.hidden, shape.kv_ratio, shape.attention
+    gemm, core = layer_forward_flops(B, s, h, shape.ffn_hidden, r, attention)
+    total = dense_recomputed * (gemm + core)
+    if moe_recomputed:
+        moe_gemm, moe_core = moe_layer_forward_flops(B, s, h, r, shape.experts, attention)
+        total += moe_recomputed * (moe_gemm + moe_core)
+    kept = shape.dense_layer_count + shape.moe_layer_count - dense_recomputed - moe_recomputed
+    if kept > 0:
+        total += recompute_flops(B, s, kept, h, shape.ffn_hidden, r, "none", flash_attention, attention)
+    return total
+
+
 def per_op_replayed_flops(B, s, shape):
     """FLOPs per-op selective checkpointing adds to shape_recompute_flops'
     selective count: the GEMMs it replays (efficiency.per_op_replayed_gemms),

@@ -24,6 +24,7 @@ from .activations import (embedding_dropout_bytes, interleave_multiplier, loss_b
                           moe_dispatch_bytes, output_input_bytes, per_layer_bytes, per_op_selective_bytes,
                           working_bytes)
 from .memory import WEIGHT_BYTES, model_state_parts
+from .partial_recompute import is_partial, recomputed_layers
 from .pipeline import in_flight_chunks, weight_copies
 from .shape import mtp_module_extra_params
 
@@ -149,7 +150,8 @@ def largest_layer_params(shape, tp, ep):
     return max(shape.layer_params / tp, moe)
 
 
-def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micro_batch, micro_batches, interleave):
+def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micro_batch, micro_batches, interleave,
+                      recomputed=None):
     """(per layer, total, working set) activation bytes of one stage.
 
     Each context-parallel rank keeps the activations of its s / cp tokens.
@@ -157,10 +159,34 @@ def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micr
     times the interleaving multiplier (arXiv:2205.05198 Eq 5 and Sec 4.2.3),
     + the embedding dropout mask (first stage) or the output layer (last),
     + the recompute working set. Sequence parallelism applies only with tp > 1.
+    recomputed: (dense, mixture-of-experts) layers that recompute fully when
+    only some do (partial_recompute.py; recompute is then "full"), else None.
     """
-    terms = stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch)
+    if recomputed is None:
+        terms = stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch)
+    else:
+        terms = partial_stage_terms(stage, recomputed, *(
+            layer_kind_activations(ctx, tp, cp, mode, sequence_parallel, micro_batch, stage.moe > 0)
+            for mode in ("full", "none")))
     total = stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave)
     return terms[0], total, terms[2]
+
+
+def partial_stage_terms(stage, recomputed, full, kept):
+    """stage_terms of a stage whose `recomputed` (dense, mixture-of-experts) layers
+    keep their inputs alone (`full`: layer_kind_activations with full recompute)
+    and whose other layers keep everything (`kept`: without recompute). The
+    largest layer and working set are those of the kinds the stage holds."""
+    dense_full, moe_full = recomputed
+    parts = ((dense_full, full[0]), (stage.dense - dense_full, kept[0]))
+    if stage.moe:
+        parts += ((moe_full, full[1]), (stage.moe - moe_full, kept[1]))
+    layers = per_layer = working = 0.0
+    for count, (stored, working_set) in parts:
+        if count > 0:
+            layers += count * stored
+            per_layer, working = max(per_layer, stored), max(working, working_set)
+    return per_layer, layers, working
 
 
 def stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch):
@@ -285,7 +311,7 @@ def stage_memories(ctx, par, layout):
                                                                 expert_shard_ranks(par), par.ep)
         mem.activations_per_layer, mem.activations, mem.activations_working = stage_activations(
             ctx, par.tp, par.cp, par.pp, stage, par.recompute, par.sequence_parallel, par.micro_batch,
-            layout.micro_batches, par.interleave)
+            layout.micro_batches, par.interleave, recomputed_layers(stage, par) if is_partial(par) else None)
         mem.loss = stage_loss_bytes(ctx, par.tp, par.cp, stage, par.micro_batch)
         mem.total = mem.weights + mem.gradients + mem.optimizer + mem.activations
         out.append((mem, (shared, expert)))

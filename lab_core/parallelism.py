@@ -2,13 +2,15 @@
 from dataclasses import dataclass
 
 from .errors import LabInputError
+from .partial_recompute import largest_chunk
 from .records import record_from_dict, record_to_dict
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 _POSITIVE_INTS = ("tp", "cp", "pp", "dp", "micro_batch", "interleave", "ep")
-# 0 means "not set": an even pipeline split, or sharding over every data-parallel rank.
-_OPTIONAL_INTS = ("dp_shard", "first_stage_layers", "last_stage_layers")
+# 0 means "not set": an even pipeline split, sharding over every data-parallel rank,
+# or full recompute of every layer.
+_OPTIONAL_INTS = ("dp_shard", "first_stage_layers", "last_stage_layers", "recompute_layers")
 
 
 def _positive_int(name, value):
@@ -68,7 +70,10 @@ class Parallelism:
     them; fewer is hybrid sharding, HSDP, arXiv:2304.11277 Sec 3.2.1);
     first_stage_layers / last_stage_layers: layers on the first and last
     pipeline stage when they differ from the rest (0 = an even split;
-    Megatron-Core's --decoder-first/last-pipeline-num-layers).
+    Megatron-Core's --decoder-first/last-pipeline-num-layers);
+    recompute_layers: with recompute "full", the layers of each model chunk
+    that recompute (0 = all of them; fewer is Megatron's block method,
+    partial_recompute.py).
     """
 
     tp: int = 1
@@ -84,6 +89,7 @@ class Parallelism:
     dp_shard: int = 0
     first_stage_layers: int = 0
     last_stage_layers: int = 0
+    recompute_layers: int = 0
 
     def __post_init__(self):
         for name in _POSITIVE_INTS:
@@ -95,6 +101,9 @@ class Parallelism:
         object.__setattr__(self, "zero", int(self.zero))
         if self.recompute not in RECOMPUTE_MODES or not isinstance(self.recompute, str):
             raise LabInputError("recompute", self.recompute, ", ".join(RECOMPUTE_MODES), "unknown_choice")
+        if self.recompute_layers and self.recompute != "full":
+            raise LabInputError("recompute_layers", self.recompute_layers, '0 unless recompute = "full"',
+                                "inconsistent", "only full recompute replays whole layers")
         if not isinstance(self.sequence_parallel, bool):
             raise LabInputError("sequence_parallel", self.sequence_parallel, "true or false", "not_a_bool")
         if self.interleave > 1 and self.pp == 1:
@@ -222,6 +231,11 @@ def check_layout(workload, par):
             raise LabInputError("cp", par.cp, "1 without flash attention", "inconsistent",
                                 "context parallelism runs a flash-attention kernel per chunk")
     first, middle, last = stage_split(shape.layers, par)
+    if par.recompute_layers:
+        most = largest_chunk(first, middle, last, par.interleave)
+        if par.recompute_layers > most:
+            raise LabInputError("recompute_layers", par.recompute_layers, f"0 to {most}", "inconsistent",
+                                f"the largest model chunk holds {most} layers (0 recomputes all of them)")
     batch = workload.batch_sequences
     if batch % par.dp:
         raise LabInputError("dp", par.dp, f"a divisor of the global batch of {batch} sequences: {_divisors(batch)}",

@@ -13,6 +13,7 @@ from .comms import point_to_point_time, ring_time
 from .efficiency import (attention_rate, gemm_rate, gemms_seconds, layer_gemm_seconds, moe_layer_gemm_seconds,
                          per_op_replayed_gemms)
 from .gpu_memory import model_stages
+from .partial_recompute import is_partial, kept_plan, recomputed_layers
 from .pipeline import bubble_time
 from .recompute_replay import module_replay
 from .shape import mtp_projection_params
@@ -24,15 +25,17 @@ class MicroBatchTimes:
     """Seconds of one micro-batch on the bottleneck stage, by part.
 
     tp_comm, cp_comm and ep_comm (expert-parallel all-to-all) are what stays
-    exposed; *_total what the collectives take in all. layer_forward /
-    layer_backward are one layer's compute (the windows per-layer ZeRO-3
-    gathers hide behind); layers is the stage's count. weight_grad is the
+    exposed; *_total what the collectives take in all. layer_windows:
+    ((layers, forward, backward), ...), one layer's compute for each group of
+    the stage's layers (the windows per-layer ZeRO-3 gathers hide behind: the
+    stage's heavier kind of layer, and of a plan that recomputes only some
+    layers those and the others apart); layers is the stage's count. weight_grad is the
     backward's weight-gradient GEMMs (the W of the bidirectional schedules,
     pipeline.bubble_time): as many FLOPs as the forward GEMMs, at their rate.
     """
 
     __slots__ = ("forward", "backward", "recompute", "tp_comm", "tp_comm_total", "cp_comm", "cp_comm_total",
-                 "ep_comm", "ep_comm_total", "p2p", "layer_forward", "layer_backward", "layers", "stage",
+                 "ep_comm", "ep_comm_total", "p2p", "layer_windows", "layers", "stage",
                  "weight_grad")
 
     @property
@@ -111,19 +114,52 @@ def layer_kinds(ctx, par):
     return dense, moe
 
 
+def stage_layer_kinds(stage, par, kinds, kept=None):
+    """[(layers, _Kind)] of a stage: its dense and mixture-of-experts layers at
+    the plan's recompute (`kinds`, layer_kinds of the plan) or, when only some
+    layers recompute fully (partial_recompute.py), those at full recompute and
+    the rest without (`kept`, layer_kinds of partial_recompute.kept_plan)."""
+    dense, moe = kinds
+    if kept is None:
+        return ((stage.dense, dense),) + (((stage.moe, moe),) if stage.moe else ())
+    dense_full, moe_full = recomputed_layers(stage, par)
+    counts = ((dense_full, dense), (stage.dense - dense_full, kept[0]))
+    if stage.moe:
+        counts += ((moe_full, moe), (stage.moe - moe_full, kept[1]))
+    return tuple(part for part in counts if part[0] > 0)
+
+
+def layer_windows(stage, par, kinds, kept=None):
+    """MicroBatchTimes.layer_windows: ((layers, forward, backward + recompute), ...) of
+    the stage's heavier kind of layer (mixture of experts when it has any), all its
+    layers at that kind's times; with only some layers recomputing fully, that kind's
+    recomputed layers and kept ones apart (kinds and kept as stage_layer_kinds)."""
+    moe = 1 if stage.moe else 0
+    if kept is None:
+        times = kinds[moe].times
+        return ((stage.layers, times.forward, times.backward + times.recompute),)
+    recomputed = recomputed_layers(stage, par)[moe]
+    share = recomputed / (stage.moe if moe else stage.dense)
+    groups = ((share * stage.layers, kinds[moe].times), ((1.0 - share) * stage.layers, kept[moe].times))
+    return tuple((count, times.forward, times.backward + times.recompute) for count, times in groups if count > 0)
+
+
 def micro_batch_times(ctx, par, layout):
     """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
-    dense, moe = layer_kinds(ctx, par)
+    kinds = layer_kinds(ctx, par)
+    kept = layer_kinds(ctx, kept_plan(par)) if is_partial(par) else None
     logits = output_layer_times(ctx, par.tp, par.cp, par.micro_batch)
     best = None
     for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
-        busy = stage.dense * dense.busy + (stage.moe * moe.busy if stage.moe else 0.0)
+        counts = stage_layer_kinds(stage, par, kinds, kept)
+        busy = 0.0
+        for count, kind in counts:
+            busy += count * kind.busy
         if stage.output:
             busy += logits[0] + logits[1]
         if best is None or busy > best[0]:
-            best = (busy, stage)
-    stage = best[1]
-    kinds = ((stage.dense, dense),) + (((stage.moe, moe),) if stage.moe else ())
+            best = (busy, stage, counts)
+    _, stage, counts = best
     mb = MicroBatchTimes()
     mb.stage, mb.layers = stage.kind, stage.layers
     mb.forward = (logits[0] if stage.output else 0.0)
@@ -132,7 +168,7 @@ def micro_batch_times(ctx, par, layout):
     mb.weight_grad = mb.forward
     mb.recompute = mb.tp_comm = mb.tp_comm_total = mb.cp_comm = mb.cp_comm_total = 0.0
     mb.ep_comm = mb.ep_comm_total = 0.0
-    for count, kind in kinds:
+    for count, kind in counts:
         mb.weight_grad += count * kind.times.gemm_forward
         mb.forward += count * kind.times.forward
         mb.backward += count * kind.times.backward
@@ -143,9 +179,7 @@ def micro_batch_times(ctx, par, layout):
         mb.cp_comm_total += count * kind.cp_total
         mb.ep_comm += count * kind.ep_exposed
         mb.ep_comm_total += count * kind.ep_total
-    heavier = moe if stage.moe else dense
-    mb.layer_forward = heavier.times.forward
-    mb.layer_backward = heavier.times.backward + heavier.times.recompute
+    mb.layer_windows = layer_windows(stage, par, kinds, kept)
     mb.p2p = pipeline_send_time(ctx, par)
     return mb
 

@@ -229,18 +229,32 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     """
     gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, par.tp, par.ep, shard, shard_per_node)
     layers = mb.layers
-    forward = gather_embedding + gather + (layers - 1) * excess(gather, mb.layer_forward)
+    windows = mb.layer_windows
+    forward = gather_embedding + gather + _behind_layers(windows, gather, 1, first_exposed=True)
     m = micro_batches
     gather_total = m * (2.0 * layers * gather + gather_embedding)
     reduce_total = m * (layers * reduce + reduce_embedding)
     if not ctx.grad_overlap:
         # Each layer's reduce-scatter waits for the backward; its gathers still prefetch.
-        return gather_total, m * (forward + layers * excess(gather, mb.layer_backward)), reduce_total, reduce_total
-    backward = layers * excess(gather + reduce, mb.layer_backward)
+        return gather_total, m * (forward + _behind_layers(windows, gather, 2)), reduce_total, reduce_total
+    backward = _behind_layers(windows, gather + reduce, 2)
     share = gather / (gather + reduce)
     gather_exposed = m * (forward + share * backward)
     reduce_exposed = m * ((1.0 - share) * backward + reduce_embedding)
     return gather_total, gather_exposed, reduce_total, reduce_exposed
+
+
+def _behind_layers(windows, seconds, part, first_exposed=False):
+    """Exposed seconds of `seconds` of traffic per layer hidden behind each layer's own
+    window (MicroBatchTimes.layer_windows, `part` 1 forward, 2 backward); with
+    first_exposed the first layer's is counted apart (exposed whole, by the caller)."""
+    if len(windows) == 1:
+        count = windows[0][0] - 1 if first_exposed else windows[0][0]
+        return count * excess(seconds, windows[0][part])
+    total = 0.0
+    for window in windows:
+        total += window[0] * excess(seconds, window[part])
+    return total - excess(seconds, windows[0][part]) if first_exposed else total
 
 
 def fsdp_unit_times(ctx, tp, ep, shard, shard_per_node):

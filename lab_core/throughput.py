@@ -14,12 +14,12 @@ class Throughput:
                  "train_time_s", "gpu_hours", "train_time_with_failures_s", "gpu_hours_with_failures")
 
 
-def throughput(ctx, recompute, step_s):
-    """Throughput of a step of step_s seconds with this recompute mode."""
+def throughput(ctx, recompute_flops, step_s):
+    """Throughput of a step of step_s seconds that repeats recompute_flops for its recompute."""
     out = Throughput()
     out.tokens_per_s = ctx.tokens_per_step / step_s
     out.model_flops = ctx.model_flops
-    out.hardware_flops = ctx.model_flops + ctx.recompute_flops[recompute]
+    out.hardware_flops = ctx.model_flops + recompute_flops
     out.model_flops_per_s_per_gpu = out.model_flops / step_s / ctx.gpus
     out.mfu = out.model_flops_per_s_per_gpu / ctx.peak_flops
     out.hfu = out.hardware_flops / step_s / ctx.gpus / ctx.peak_flops

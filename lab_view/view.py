@@ -156,9 +156,10 @@ def _activation_text(plan, report, catalog, fmt):
         return texts["activation"].format(share=share, room=fmt(room, "bytes"), activations=activations)
     without = next(d["numbers"]["activations_without_recompute_bytes"] for d in plan["decisions"]
                    if d["id"] == "activation_memory")
-    return texts["activation_recompute"].format(
-        recompute=catalog["lab"]["terms"][recompute], share=share, room=fmt(room, "bytes"),
-        activations=activations, without=fmt(without, "bytes"))
+    numbers = dict(share=share, room=fmt(room, "bytes"), activations=activations, without=fmt(without, "bytes"))
+    if plan["parallelism"].get("recompute_layers"):
+        return texts["activation_partial"].format(layers=plan["parallelism"]["recompute_layers"], **numbers)
+    return texts["activation_recompute"].format(recompute=catalog["lab"]["terms"][recompute], **numbers)
 
 
 def _fault_text(plan, failures, catalog, fmt):
@@ -242,8 +243,11 @@ def _split_text(par, report, catalog):
 
 
 def recompute_text(par, workload, catalog):
-    """The plan's recompute in words; Megatron-Core's selective recompute names its modules
+    """The plan's recompute in words; full recompute of only some layers says how many
+    (lab_core.partial_recompute); Megatron-Core's selective recompute names its modules
     when they are not the default (the attention core alone; lab_core.recompute_modules)."""
+    if par.get("recompute_layers"):
+        return catalog["lab"]["partial_recompute"].format(layers=par["recompute_layers"])
     modules = named_modules(par["recompute"], workload.get("recompute_modules") or ())
     if modules:
         return catalog["lab"]["selective_modules"].format(modules=", ".join(modules))

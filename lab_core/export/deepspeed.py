@@ -62,6 +62,8 @@ def _checkpointing(f, notes):
     mtp_note(f, notes)
     if par.recompute != "full":
         return None
+    if par.recompute_layers:
+        notes.add("deepspeed_partial_recompute", layers=par.recompute_layers)
     return {"partition_activations": par.tp > 1, "contiguous_memory_optimization": False,
             "cpu_checkpointing": False, "number_checkpoints": f.middle_layers}
 

@@ -25,7 +25,9 @@ Flags and their meaning: megatron/training/arguments.py at core_v0.15.3
   (megatron/core/transformer/transformer_config.py, TransformerConfig.__post_init__),
   which Llama 3's split (7 layers on the first stage) does not allow.
 - Full recompute replays every layer (--recompute-method uniform,
-  --recompute-num-layers 1); selective recompute is Megatron's own
+  --recompute-num-layers 1), or the first N of each model chunk when the plan
+  recomputes only some (--recompute-method block, --recompute-num-layers N,
+  partial_recompute.py); selective recompute is Megatron's own
   (--recompute-granularity selective), of the workload's modules
   (--recompute-modules, recompute_modules.py) when they are not the default.
 """
@@ -124,6 +126,9 @@ def _data_parallel_flags(f, notes):
 
 def _recompute_flags(f):
     par = f.par
+    if par.recompute == "full" and par.recompute_layers:
+        return [("--recompute-granularity", "full"), ("--recompute-method", "block"),
+                ("--recompute-num-layers", par.recompute_layers)]
     if par.recompute == "full":
         return [("--recompute-granularity", "full"), ("--recompute-method", "uniform"), ("--recompute-num-layers", 1)]
     if par.recompute == "selective":

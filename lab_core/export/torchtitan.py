@@ -256,11 +256,28 @@ def _compiles_loss(workload, tp):
     return context_for(workload).loss_bytes_per_logit[split] < eager
 
 
+def _checkpointing(f, notes):
+    """The activation_checkpoint table: torchtitan's modes by name, and a plan that
+    recomputes only some layers (partial_recompute.py) as layer-wise selective
+    checkpointing, which wraps every k-th block of a rank in full checkpointing
+    (selective_ac_option "k", torchtitan/distributed/activation_checkpoint.py
+    _apply_layer_sac at v0.2.2): the largest k that recomputes at least the plan's
+    layers on the stage with the most, spread through the stage rather than
+    first in each chunk."""
+    par = f.par
+    if par.recompute == "full" and par.recompute_layers:
+        layers = max(f.first_layers, f.middle_layers, f.last_layers)
+        every = max(1, layers // min(layers, par.interleave * par.recompute_layers))
+        notes.add("torchtitan_layer_checkpointing", every=every, recomputed=layers // every, layers=layers,
+                  per_chunk=par.recompute_layers)
+        return [("mode", "selective"), ("selective_ac_option", str(every))]
+    return [("mode", par.recompute)] + ([("selective_ac_option", "op")] if par.recompute == "selective" else [])
+
+
 def job_sections(f, notes):
     """[(table, [(key, value)])] in the order the file writes them."""
     parallelism, async_tp = _parallelism(f, notes)
-    mode = f.par.recompute
-    checkpointing = [("mode", mode)] + ([("selective_ac_option", "op")] if mode == "selective" else [])
+    checkpointing = _checkpointing(f, notes)
     model = _model(f, notes)
     sections = [("model", model), ("training", _training(f)), ("parallelism", parallelism),
                 ("activation_checkpoint", checkpointing),

@@ -129,6 +129,8 @@ def megatron_layout(text, layers):
     shard = dp // int(flags.get("--num-distributed-optimizer-instances", 1))
     return {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": int(flags.get("--expert-model-parallel-size", 1)),
             "zero": zero, "recompute": flags.get("--recompute-granularity", "none"),
+            # --recompute-method block: the first --recompute-num-layers of each chunk (uniform: all of them).
+            "recompute_layers": int(flags["--recompute-num-layers"]) if flags.get("--recompute-method") == "block" else 0,
             "sequence_parallel": "--sequence-parallel" in flags, "micro_batch": int(flags["--micro-batch-size"]),
             "interleave": v, "shard": shard, "first": first, "last": last,
             "batch": int(flags["--global-batch-size"])}
@@ -216,8 +218,13 @@ def torchtitan_layout(text, layers):
     else:
         v, first, last, micro, empty = 1, layers, layers, training["local_batch_size"], 0
         micro_batches = training["global_batch_size"] // (micro * replicate * shard)
+    checkpointing = job["activation_checkpoint"]
+    # Layer-wise selective checkpointing ("k": every k-th block checkpointed whole) is full recompute of some layers.
+    option = str(checkpointing.get("selective_ac_option", ""))
+    every = int(option) if checkpointing["mode"] == "selective" and option.isdigit() else 0
     return {"tp": tp, "pp": pp, "dp": replicate * shard, "cp": par["context_parallel_degree"],
-            "ep": par.get("expert_parallel_degree", 1), "zero": zero, "recompute": job["activation_checkpoint"]["mode"],
+            "ep": par.get("expert_parallel_degree", 1), "zero": zero,
+            "recompute": "full" if every else checkpointing["mode"], "layer_every": every,
             "sequence_parallel": tp > 1, "micro_batch": micro, "interleave": v, "shard": shard if zero else replicate,
             "first": first, "last": last, "batch": training["global_batch_size"], "micro_batches": micro_batches,
             "empty_stages": empty}, job

@@ -48,6 +48,10 @@ CASES = [
     ("deepseek-v3-ep", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8"),
      Parallelism(tp=2, pp=8, dp=64, ep=64, zero=1, sequence_parallel=True, micro_batch=1, interleave=4,
                  first_stage_layers=5, last_stage_layers=8)),
+    # Full recompute of the first 3 layers of each of the 2 chunks of a stage (Megatron's block method).
+    ("llama3-70b-partial-recompute", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
+     Parallelism(tp=8, pp=4, dp=8, zero=1, sequence_parallel=True, micro_batch=1, interleave=2, recompute="full",
+                 recompute_layers=3)),
     ("pipeline-zero3", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
      Parallelism(tp=8, pp=4, dp=8, zero=3, sequence_parallel=True, micro_batch=1)),
     # ZeRO-1 without a pipeline: torchtitan writes it as ZeRO-2, which syncs per micro-batch (4 of them, then 1).
@@ -144,8 +148,8 @@ def test_megatron_flags_are_megatrons_and_read_back_to_the_plan(case, lang):
     got = megatron_layout(text, workload.shape.layers)
     first, last, _ = _stages(workload, par)
     assert got == {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep,
-                   "zero": par.zero, "recompute": par.recompute, "sequence_parallel": par.sequence_parallel,
-                   "micro_batch": par.micro_batch, "interleave": par.interleave,
+                   "zero": par.zero, "recompute": par.recompute, "recompute_layers": par.recompute_layers,
+                   "sequence_parallel": par.sequence_parallel, "micro_batch": par.micro_batch, "interleave": par.interleave,
                    "shard": par.shard_ranks if par.zero else par.dp, "first": first, "last": last,
                    "batch": workload.batch_sequences}
     assert flags["--seq-length"] == str(workload.seq_len) and flags["--num-layers"] == str(workload.shape.layers)
@@ -184,7 +188,8 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
     assert ("torchtitan_zero1_accumulation" in exported.notes) == (as_zero2 and micro_batches > 1)
     assert ("torchtitan_pipeline_fsdp" in exported.notes) == (par.zero > 1 and par.dp > 1 and par.pp > 1)
     want = {"tp": par.tp, "pp": par.pp, "dp": par.dp, "cp": par.cp, "ep": par.ep, "zero": zero if par.dp > 1 else 0,
-            "recompute": par.recompute, "sequence_parallel": par.tp > 1, "micro_batch": micro_batch,
+            "recompute": par.recompute, "layer_every": _layer_every(par, first, last, workload.shape.layers),
+            "sequence_parallel": par.tp > 1, "micro_batch": micro_batch,
             "interleave": par.interleave, "shard": par.shard_ranks if zero and par.dp > 1 else par.dp,
             "first": first if par.pp > 1 else workload.shape.layers,
             "last": last if par.pp > 1 else workload.shape.layers,
@@ -198,7 +203,19 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
     assert ("torchtitan_empty_stage" in exported.notes) == (want["empty_stages"] > 0)
     assert got == want
     assert ("torchtitan_sequence_parallel" in exported.notes) == (par.tp > 1 and not par.sequence_parallel)
+    assert ("torchtitan_layer_checkpointing" in exported.notes) == (par.recompute_layers > 0)
     assert job["training"]["seq_len"] == workload.seq_len
+
+
+def _layer_every(par, first, last, layers):
+    """torchtitan's layer-wise checkpointing of a plan that recomputes only some layers: the largest k
+    for which every k-th block recomputes at least the plan's layers on the stage with the most."""
+    if not par.recompute_layers:
+        return 0
+    most = layers if par.pp == 1 else max(first, last, (layers - first - last) // max(1, par.pp - 2))
+    want = par.interleave * par.recompute_layers
+    every = max(k for k in range(1, most + 1) if most // k >= min(want, most))
+    return every
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -236,6 +253,7 @@ def test_deepspeed_config_parses_uses_its_keys_and_reads_back_to_the_plan(case, 
     assert ("deepspeed_selective" in exported.notes) == (par.recompute == "selective" and not modules)
     assert ("recompute_modules_elsewhere" in exported.notes) == modules
     assert ("deepspeed_context_parallel" in exported.notes) == (par.cp > 1)
+    assert ("deepspeed_partial_recompute" in exported.notes) == (par.recompute_layers > 0)
 
 
 def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):

@@ -63,3 +63,16 @@ def test_mtp_layers_is_a_flag():
     assert got["time"]["step_s"] > json.loads(run(*ARGS, "--json").stdout)["time"]["step_s"]
     bad = run(*ARGS, "--mtp-layers", "9")
     assert bad.returncode == 2 and "mtp_layers" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_recompute_layers_is_a_flag():
+    """Full recompute of the first N layers of each chunk (Megatron's block method), checked like the API."""
+    out = run(*ARGS, "--recompute", "full", "--recompute-layers", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    want = evaluate(Workload(params=175e9, gpus=1024, seq_len=2048, global_batch_tokens=3145728),
+                    Parallelism(tp=8, pp=8, dp=16, recompute="full", recompute_layers=4,
+                                sequence_parallel=True)).to_dict()
+    assert json.loads(out.stdout) == json.loads(json.dumps(want))
+    for extra in (["--recompute-layers", "4"], ["--recompute", "full", "--recompute-layers", "13"]):
+        bad = run(*[a for a in ARGS if a != "selective" and a != "--recompute"] + extra)
+        assert bad.returncode == 2 and "recompute_layers" in bad.stderr and "Traceback" not in bad.stderr

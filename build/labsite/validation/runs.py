@@ -25,7 +25,7 @@ _WORKLOAD_KEYS = ("gpu", "inter_node_gbps", "seq_len", "vocab", "flash_attention
                   "dense_layers", "expert_groups", "expert_groups_per_token", "mtp_layers", "moe_dispatcher",
                   "moe_comm_overlap", "pipeline_schedule", "recompute_modules")
 _LAYOUT_KEYS = ("tp", "pp", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave", "cp", "ep",
-                "dp_shard", "first_stage_layers", "last_stage_layers")
+                "dp_shard", "first_stage_layers", "last_stage_layers", "recompute_layers")
 
 
 def page_unit(metric):
