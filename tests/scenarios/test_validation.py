@@ -64,6 +64,10 @@ CASES = [
         "15: parallelism.tp: 16 is impossible for this workload: tensor parallelism must stay inside one NVLink "
         "node (allowed: a divisor of gpus_per_node=8: 1, 2, 4, 8)",
     ]),
+    ("recompute-layers", [
+        "19: parallelism.recompute_layers: 11 is impossible for this workload: the largest model chunk holds 10 "
+        "layers (0 recomputes all of them) (allowed: 0 to 10)",
+    ]),
     ("grouped-query-heads", [
         "14: workload.kv_heads: 6 does not fit the workload: query heads must split evenly into key/value groups "
         "(allowed: a divisor of heads=32)",
