@@ -187,6 +187,7 @@ def _sweep():
         "sw_layer_saving": (per_layer_saving, "bytes"), "sw_partial_layers": (needed, "count"),
         "sw_partial_share": (needed / stage_layers, "percent"),
     })
+    values.update(_partial_values(dict(SWEEP_WORKLOAD, seq_len=over[0]), stage_layers, over[2]))
     series = [{"key": key, "dashed": key == "full",
                "points": [(seq, (none if key == "none" else full).activations_bytes / GB) for seq, none, full in rows]}
               for key in ("none", "full")]
@@ -195,6 +196,19 @@ def _sweep():
              "text_values": {"params": (SWEEP_WORKLOAD["params"], "params"), "gpus": (SWEEP_WORKLOAD["gpus"], "count"),
                              "tp": (SWEEP_LAYOUT["tp"], "count"), "pp": (SWEEP_LAYOUT["pp"], "count")}}
     return values, chart
+
+
+def _partial_values(workload, stage_layers, full):
+    """The lab's own partial recompute at the sweep's first overflowing length: the fewest
+    layers of each stage (recompute_layers, Megatron's block method) whose plan fits, its
+    step against full recomputation's (`full`, that length's Report with every layer)."""
+    fitting = next((n for n in range(1, stage_layers + 1)
+                    if evaluate(workload, **dict(SWEEP_LAYOUT, recompute="full", recompute_layers=n))[1].fits),
+                   stage_layers)
+    _, partial = evaluate(workload, **dict(SWEEP_LAYOUT, recompute="full", recompute_layers=fitting))
+    return {"sw_lab_partial_layers": (fitting, "count"), "sw_partial_step": (partial.step_s, "duration"),
+            "sw_partial_gain": (1.0 - partial.step_s / full.step_s, "percent"),
+            "sw_partial_mem": (partial.memory_bytes, "bytes")}
 
 
 def _exercise_values(example):
