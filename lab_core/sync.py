@@ -154,7 +154,12 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     ZeRO-1/2 the distributed optimizer's all-gather of the updated 16-bit
     weights behind the next step's first forward (--overlap-param-gather).
     ZeRO-2 also reduce-scatters the gradients of each of the `micro_batches`
-    before the last (earlier_syncs; `mb` their MicroBatchTimes)."""
+    before the last (earlier_syncs; `mb` their MicroBatchTimes). The weights
+    move in 16 bits, or in FP8 with Workload.fp8_weight_gather
+    (context.layer_gather_bytes: Megatron-Core's --fp8-param-gather with the
+    distributed optimizer, torchao's FP8 all-gather under FSDP2); the embedding
+    and output layer, which stay 16-bit, are counted in FP8 too (a teaching
+    assumption that shortens the gather of a stage that holds them)."""
     if ranks <= 1 or params <= 0.0:
         return 0.0, 0.0
     backward_window, forward_window = windows
@@ -166,7 +171,7 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
         total += earlier
         exposed += hidden_behind
     if zero >= 1:
-        gather, bucket = bucket_times(ctx, WEIGHT_BYTES * params, ranks, ranks_per_node, 1.0)
+        gather, bucket = bucket_times(ctx, ctx.layer_gather_bytes * params, ranks, ranks_per_node, 1.0)
         total += gather
         exposed += _exposed(gather, bucket, forward_window)
     return total, exposed

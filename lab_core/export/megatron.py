@@ -110,10 +110,11 @@ def _data_parallel_flags(f, notes):
         strategy = "optim_grads" if par.zero == 2 else "optim_grads_params"
         flags += [("--use-megatron-fsdp", None), ("--use-distributed-optimizer", None),
                   ("--data-parallel-sharding-strategy", strategy), ("--ckpt-format", "fsdp_dtensor")]
-        if par.zero == 3 and f.workload.precision == "fp8" and f.workload.fp8_weight_gather:
-            flags.append(("--fp8-param-gather", None))
         if par.dp_shard and par.dp_shard < par.dp:
             flags.append(("--num-distributed-optimizer-instances", par.dp // par.dp_shard))
+    if par.zero >= 1 and f.workload.precision == "fp8" and f.workload.fp8_weight_gather:
+        # The distributed optimizer's gather of the updated weights, or Megatron-FSDP's per-layer one, in FP8.
+        flags.append(("--fp8-param-gather", None))
     if par.dp > 1 and f.modern:
         if f.workload.grad_reduce_overlap:
             flags.append(("--overlap-grad-reduce", None))

@@ -290,8 +290,8 @@ def job_sections(f, notes):
     if "quantize.grouped_mm.float8" in dict(model).get("converters", ()):
         # The converter quantizes only the modules these names match (components/quantization/float8.py).
         sections.append(("quantize.grouped_mm.float8", [("fqns", ["experts"])]))
-    if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero == 3:
-        # FSDP2 gathers the Float8Linear weights in FP8 (Workload.fp8_weight_gather).
+    if w.precision == "fp8" and w.fp8_weight_gather and f.par.zero >= 1:
+        # FSDP2 gathers the Float8Linear weights in FP8 (Workload.fp8_weight_gather), for every ZeRO stage it runs.
         sections.append(("quantize.linear.float8", [("enable_fsdp_float8_all_gather", True),
                                                     ("precompute_float8_dynamic_scale_for_fsdp", True)]))
     if f.par.dp == 1 and f.par.cp == 1 and f.par.model_parallel > 1:

@@ -48,6 +48,10 @@ CASES = [
     ("deepseek-v3-ep", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096, precision="fp8"),
      Parallelism(tp=2, pp=8, dp=64, ep=64, zero=1, sequence_parallel=True, micro_batch=1, interleave=4,
                  first_stage_layers=5, last_stage_layers=8)),
+    # The distributed optimizer gathers its updated weights in FP8 (--fp8-param-gather).
+    ("llama3-70b-fp8-param-gather", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192,
+                                            precision="fp8", fp8_weight_gather=True),
+     Parallelism(tp=8, pp=4, dp=8, zero=1, sequence_parallel=True, micro_batch=1, interleave=5)),
     # Full recompute of the first 3 layers of each of the 2 chunks of a stage (Megatron's block method).
     ("llama3-70b-partial-recompute", _preset("llama3-70b", gpus=256, gpu="h100_80gb", global_batch_tokens=512 * 8192),
      Parallelism(tp=8, pp=4, dp=8, zero=1, sequence_parallel=True, micro_batch=1, interleave=2, recompute="full",
@@ -288,15 +292,16 @@ def test_the_model_precision_and_schedule_read_back_alike_from_every_file(case):
 
 def test_all_gather_context_parallelism_and_fp8_weight_gathers_are_written_where_they_apply(case):
     """Workload.cp_all_gather is Megatron-Core's --cp-comm-type all_gather and torchtitan's allgather
-    rotation; Workload.fp8_weight_gather is --fp8-param-gather with Megatron FSDP and torchao's FP8
-    FSDP all-gather, for FP8 runs with ZeRO-3 only."""
+    rotation; Workload.fp8_weight_gather is --fp8-param-gather (the distributed optimizer's gather of the
+    updated weights, or Megatron FSDP's per-layer one) and torchao's FP8 FSDP all-gather, for FP8 runs with
+    ZeRO-1, 2 or 3."""
     workload, plan, par = case
     _, flags = megatron_model(export(plan, workload, "megatron", TEXTS["en"]).text)
     job = tomllib.loads(export(plan, workload, "torchtitan", TEXTS["en"]).text)
     gathers = par.cp > 1 and workload.cp_all_gather
     assert (flags.get("--cp-comm-type") == "all_gather") == gathers
     assert (job["parallelism"].get("context_parallel_rotate_method") == "allgather") == gathers
-    fp8_gathers = workload.precision == "fp8" and workload.fp8_weight_gather and par.zero == 3
+    fp8_gathers = workload.precision == "fp8" and workload.fp8_weight_gather and par.zero >= 1
     assert ("--fp8-param-gather" in flags) == fp8_gathers
     float8 = job.get("quantize", {}).get("linear", {}).get("float8", {})
     assert float8.get("enable_fsdp_float8_all_gather", False) == fp8_gathers

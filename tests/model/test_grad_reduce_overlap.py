@@ -87,3 +87,25 @@ def test_off_hides_none_of_the_reduction_and_never_shortens_a_step(zero, dp, bat
 def test_not_a_boolean_is_refused_by_name():
     with pytest.raises(LabInputError, match="grad_reduce_overlap"):
         Workload(**LLAMA_8B, grad_reduce_overlap="sometimes")
+
+
+@pytest.mark.parametrize("zero", [1, 2])
+def test_fp8_weight_gather_halves_the_updated_weights_all_gather(zero):
+    """ZeRO-1/2 all-gather the updated weights after the optimizer step: in FP8 with
+    Workload.fp8_weight_gather (Megatron-Core's --fp8-param-gather), one byte per weight instead of two;
+    the gradient reduce-scatter is unchanged."""
+    window = (0.0, 0.0)
+    params = 1e9
+    fp8 = dict(LLAMA_8B, precision="fp8")
+    on = context_for(Workload(**fp8, fp8_weight_gather=True))
+    off = context_for(Workload(**fp8))
+    reduce = bucket_times(on, params * on.grad_bytes, 64, 8, 1.0)[0]
+    total_on = replica_sync(on, params, 64, 8, zero, window)[0]
+    total_off = replica_sync(off, params, 64, 8, zero, window)[0]
+    assert total_off - reduce == pytest.approx(bucket_times(off, WEIGHT_BYTES * params, 64, 8, 1.0)[0])
+    assert total_on - reduce == pytest.approx(bucket_times(on, 1.0 * params, 64, 8, 1.0)[0])
+    assert total_on < total_off
+    # In 16-bit training the switch changes nothing.
+    bf16 = context_for(Workload(**LLAMA_8B, fp8_weight_gather=True))
+    assert replica_sync(bf16, params, 64, 8, zero, window)[0] == replica_sync(context_for(Workload(**LLAMA_8B)),
+                                                                               params, 64, 8, zero, window)[0]
