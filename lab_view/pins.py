@@ -14,7 +14,8 @@ from lab_core.planner.space import divisors
 
 # The choices the pins panel offers, in its order; links and the command line
 # may pin every field of lab_core's PIN_FIELDS (also the uneven split's layers).
-PANEL_FIELDS = ("tp", "cp", "pp", "dp", "ep", "zero", "recompute", "sequence_parallel", "micro_batch", "interleave")
+PANEL_FIELDS = ("tp", "cp", "pp", "dp", "ep", "zero", "recompute", "recompute_layers", "sequence_parallel",
+                "micro_batch", "interleave")
 CHOICE_FIELDS = {"zero": (0, 1, 2, 3), "recompute": ("none", "selective", "full"),
                  "sequence_parallel": (True, False)}
 MAX_OPTIONS = 24
@@ -59,6 +60,11 @@ def candidates(field, workload, shape, par):
     if field == "interleave":
         per_stage = max(1, shape["layers"] // par["pp"])
         return [v for v in set(divisors(per_stage)) | set(_powers_of_two(min(per_stage, 16))) if v <= per_stage]
+    if field == "recompute_layers":
+        # 0 (every layer) to the layers of the plan's largest model chunk.
+        first, last = par.get("first_stage_layers", 0), par.get("last_stage_layers", 0)
+        most = max(first, last, shape["layers"] // par["pp"]) if par["pp"] > 1 else shape["layers"]
+        return list(range(0, -(-most // par["interleave"]) + 1))
     raise KeyError(field)
 
 
@@ -68,6 +74,9 @@ def _text(field, value, catalog):
         return terms[value]
     if field == "sequence_parallel":
         return terms["yes" if value else "no"]
+    if field == "recompute_layers" and value in (0, None):
+        # 0: every layer of a plan that recomputes fully; None: a plan that does not.
+        return catalog["pins"]["all_layers" if value == 0 else "no_full_recompute"]
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
@@ -94,9 +103,16 @@ def pins_view(pins, result, catalog):
     """{field: {"options": html, "pinned": bool}} for the plan in ``result`` (plan_json output)."""
     par = result["plan"]["parallelism"]
     workload, shape = result["workload"], result["shape"]
-    return {field: {"options": _options(field, par.get(field, 1), pins.get(field), workload, shape, par, catalog),
+    return {field: {"options": _options(field, _chosen(field, par), pins.get(field), workload, shape, par, catalog),
                     "pinned": field in pins}
             for field in PANEL_FIELDS}
+
+
+def _chosen(field, par):
+    """The plan's value of a pin field (recompute_layers: None unless it recomputes fully)."""
+    if field == "recompute_layers" and par["recompute"] != "full":
+        return None
+    return par.get(field, 1)
 
 
 def read_pins(raw):

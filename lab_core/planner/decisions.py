@@ -189,6 +189,8 @@ def activation_memory(ctx):
     par, r, wctx = ctx.parallelism, ctx.report, ctx.wctx
     if par.recompute == "none":
         option = "flash_attention" if wctx.flash else "keep_all"
+    elif par.recompute_layers:
+        option = "partial_recompute"  # the first layers of each chunk only (planner/trim.py)
     elif named_modules(par.recompute, wctx.recompute_modules):
         option = "selective_modules"  # Megatron-Core's modules (recompute_modules.py), named in the option
     else:
@@ -202,6 +204,8 @@ def activation_memory(ctx):
         reason = "activations_exceed_room"
     elif ctx.activations_without_recompute <= room:
         reason = "fits_without_recompute"
+    elif option == "partial_recompute":
+        reason = "partial_recompute"
     else:
         reason = "recompute_required"
     # Shortfalls are positive amounts: nothing negative is ever quoted.
@@ -219,6 +223,9 @@ def activation_memory(ctx):
         "sequence_parallel": par.sequence_parallel,
         "flash_attention": wctx.flash,
         "modules": ", ".join(wctx.recompute_modules),
+        "recompute_layers": par.recompute_layers,
+        "chunk_layers": ctx.chunk_layers,
+        "full_recompute_step_s": ctx.full_recompute_step_s,
     }
     return _entry("activation_memory", option, reason, numbers)
 

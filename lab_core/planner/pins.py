@@ -8,6 +8,9 @@ PIN_FIELDS (lab_core.Parallelism's names):
     last_stage_layers
     zero, recompute, micro_batch, the rest of a plan
     interleave, sequence_parallel
+    recompute_layers              layers of each chunk a plan that recomputes
+                                  fully recomputes (0 = all; trim.py); more
+                                  than 0 pins recompute "full" too
 
 The search keeps only plans that match every pin. A pinned value need not be
 one the planner tries on its own (any cp with 2 cp dividing the sequence, any
@@ -26,7 +29,7 @@ from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_i
 from .space import Grid, divisors, expert_parallel_sizes
 
 GRID_PINS = ("tp", "cp", "pp", "dp", "ep", "first_stage_layers", "last_stage_layers")
-PLAN_PINS = ("zero", "recompute", "micro_batch", "interleave", "sequence_parallel")
+PLAN_PINS = ("zero", "recompute", "micro_batch", "interleave", "sequence_parallel", "recompute_layers")
 PIN_FIELDS = GRID_PINS + PLAN_PINS
 _COUNTS = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "interleave")
 # Shown when a valid set is long: this many values nearest the one given.
@@ -51,7 +54,7 @@ def _typed(name, value):
     """The pin's value with its type checked (Parallelism's own checks)."""
     if name in _COUNTS:
         return _positive_int(name, value)
-    if name in ("first_stage_layers", "last_stage_layers"):
+    if name in ("first_stage_layers", "last_stage_layers", "recompute_layers"):
         return _optional_int(name, value)
     if name == "zero":
         if isinstance(value, bool) or value not in ZERO_STAGES:
@@ -208,6 +211,15 @@ def parse_pins(workload, pins, space):
             raise LabInputError(name, value, ", ".join(PIN_FIELDS), "unknown_field")
         if value is not None:
             values[name] = _typed(name, value)
+    # The search knows recompute modes only; the count of layers is set on its plan (trim.py).
+    layers = values.pop("recompute_layers", None)
+    if layers:
+        if values.get("recompute", "full") != "full":
+            raise _invalid("recompute_layers", layers, [0], 'recompute layers need recompute "full"')
+        if layers > workload.shape.layers:
+            raise _invalid("recompute_layers", layers, list(range(workload.shape.layers + 1)),
+                           f"at most the model's {workload.shape.layers} layers")
+        values["recompute"] = "full"
     if not values:
         return None
     gpus = workload.gpus
@@ -220,6 +232,12 @@ def parse_pins(workload, pins, space):
             raise _invalid("dp", values["dp"], valid, f"tp x cp x pp x dp = gpus = {gpus:,}")
     _check_together(pinned, space, gpus, workload.shape.layers, workload.stack, workload.pipeline_schedule)
     return pinned
+
+
+def pinned_recompute_layers(pins):
+    """The recompute_layers pin of a pins dict parse_pins accepted (an int), or None."""
+    value = pins.get("recompute_layers") if isinstance(pins, dict) else None
+    return None if value is None else _typed("recompute_layers", value)
 
 
 def _check_single_fields(workload, values, space):

@@ -12,6 +12,8 @@ import dataclasses
 
 from ..errors import LabInputError
 from ..context import context_for
+from ..parallelism import check_layout
+from ..partial_recompute import largest_chunk
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
@@ -22,9 +24,10 @@ from .meters import meters
 from .nofit import largest_fitting, smallest_fitting_steps
 from .plan import Plan
 from . import reuse
-from .pins import parse_pins
+from .pins import parse_pins, pinned_recompute_layers
 from .search import Choices, search_steps
 from .steps import finish
+from .trim import recompute_layers
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 from .warm_start import warm_tiers
@@ -35,7 +38,7 @@ class _Context:
 
     __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable", "state",
                  "activations_without_recompute", "activations_without_cp", "checkpoint", "meters", "best_replica",
-                 "goodput_tokens_per_s", "no_fit")
+                 "goodput_tokens_per_s", "no_fit", "chunk_layers", "full_recompute_step_s")
 
 
 def _with_gpus(workload, gpus):
@@ -270,7 +273,7 @@ def recommend(workload, pins=None, budget=None, hint=None):
 
     pins: None, or a dict of Parallelism fields the plan must have (pins.py:
     tp, pp, dp, cp, ep, zero, recompute, micro_batch, interleave,
-    sequence_parallel, first_stage_layers, last_stage_layers); the search
+    sequence_parallel, first_stage_layers, last_stage_layers, recompute_layers); the search
     keeps only plans that match every pin. An invalid pin raises
     LabInputError naming the field, the value and the nearest valid values.
     When nothing with the pins fits, the plan says so and its closest plan
@@ -329,11 +332,13 @@ def _recommend(workload, pins, budget, hint):
     plan.usable_bytes = usable
     plan.no_fit = None
     plan.provisional = not result.complete
-    if result.chosen is not None:
-        cand = result.chosen
+    cand = result.chosen
+    if cand is not None:
+        cand = recompute_layers(w, cand, usable, pinned_recompute_layers(pins))
+    if cand is not None and cand.fits:
         plan.fits = True
     else:
-        cand = result.closest
+        cand = cand or result.closest
         plan.fits = False
         plan.no_fit = yield from _no_fit_steps(workload, pins, cand, usable, budget, lambda: smallest_fitting_steps(
             requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
@@ -360,6 +365,10 @@ def _recommend(workload, pins, budget, hint):
                                                    par.micro_batch, par.interleave, par.sequence_parallel)
                                   if par.cp > 1 else None)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
+    # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
+    layout = check_layout(w, par)
+    ctx.chunk_layers = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
+    ctx.full_recompute_step_s = result.chosen.report.step_s if par.recompute_layers and result.chosen else None
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]
     ctx.best_replica = max(replicas) if replicas else None

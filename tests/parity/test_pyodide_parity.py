@@ -55,6 +55,14 @@ def parity_cases():
         # module on a lighter last stage (Megatron-Bridge's split for 8 stages), and its Megatron export.
         deepseek = dict(default_inputs(), **preset_inputs("deepseek-v3"), gpus=1024, gpu="h800_80gb",
                         global_batch_tokens=8192 * 4096, precision="fp8", moe_dispatcher="per_node")
+        # A plan that recomputes only the fewest layers that fit, then a pinned count (planner/trim.py).
+        long = dict(default_inputs(), params=42e9, gpus=61, global_batch_tokens=262144, seq_len=65536,
+                    gpu="h100_80gb")
+        cases.append({"session": config, "requests": [
+            {"inputs": long, "pins": {}},
+            {"inputs": long, "pins": {"recompute_layers": "2"}},
+            {"kind": "extras", "state": {"inputs": long, "pins": {}}, "pins": True, "export": "megatron"},
+        ]})
         split = {"pp": "8", "first_stage_layers": "8", "last_stage_layers": "5"}
         cases.append({"session": config, "requests": [
             {"inputs": deepseek, "pins": split},
