@@ -58,6 +58,7 @@ from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
                      stage_activation_bytes, stage_state_bytes, sync_floor)
 from .shapes import leanest_classes, needs_full, possible_classes, shape_classes
+from .memory_table import table_for
 from .space import Grid, divisors, space_for
 from .staircase import Staircase
 from .stage import shape_stage, shape_stage_parts
@@ -622,6 +623,9 @@ def _grid_worth(run, grid, choices, bound_goodput):
     """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
     matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
     its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
+    if not run.fitting and not run.hunting_full and bound_goodput >= 0.0:
+        # Nothing ranked yet (in_tie_band's threshold is 0 and no plan is simpler): every grid is in the band.
+        return True
     # The tie band's threshold first: most grids popped late are below it, and need no simplicity key.
     if (not run.hunting_full and bound_goodput >= run.best * (1.0 - TIE_TOLERANCE)
             and run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1))):
@@ -783,11 +787,13 @@ def _fitting_end(run, grid, state, mode, sizes, start, v, sp):
     """The end of the run of `sizes` from `start` on (ascending micro-batches) that fit
     with this training state and recompute mode: memory grows with the micro-batch,
     so a binary search."""
-    ctx, usable = run.ctx, run.usable
+    usable = run.usable
+    # bounds.stage_activation_bytes, its table fetched once for the search's probes.
+    activations, sp = table_for(run.ctx).activations, sp and grid.tp > 1
     lo, hi = start, len(sizes)
     while lo < hi:
         mid = (lo + hi) // 2
-        if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+        if fits(state, activations(grid, mode, sizes[mid], v, sp)) <= usable:
             lo = mid + 1
         else:
             hi = mid
