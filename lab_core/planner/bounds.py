@@ -508,7 +508,7 @@ class SharedFloor:
     before evaluating any plan of it.
     """
 
-    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages", "sends")
+    __slots__ = ("kinds", "tp_message_bytes", "tp_exposed_share", "parts", "busy", "stages", "sends", "syncs")
 
     def __init__(self, ctx, grid):
         plan = Parallelism(zero=0, recompute="none", sequence_parallel=grid.tp > 1, micro_batch=1, interleave=1,
@@ -525,6 +525,7 @@ class SharedFloor:
         self.busy = {}  # floor()'s busy time by (grid, micro-batch, recompute)
         self.stages = {}  # (dense layers, expert layers, holds the output layer) of each kind of stage, by grid
         self.sends = {}  # sends_at by (micro-batch, whether the stages share a node)
+        self.syncs = {}  # least()'s sync terms by (grid, class of ZeRO stage, zero2) (_sync_terms)
 
     def _parts(self, ctx, grid, b, recompute):
         """What floor() needs at micro-batch b that no grid of the reference's (tp, cp, ep)
@@ -574,23 +575,15 @@ class SharedFloor:
         # The fill and drain's slots of busy time (by interleaving) and of sends (pipeline.least_drain_slots).
         schedule = ctx.pipeline_schedule
         send_slots = drain if schedule == "1f1b" else least_drain_slots(grid.pp, 1, schedule)
-        traffic, fsdp, expert = 0.0, None, 0.0
-        if zero3 is None:
-            sync, per_micro_batch = sync_floor(ctx, grid), 0.0
-        else:
-            below, fsdp = _sync_parts(ctx, grid)
-            if zero3 and fsdp is not None:
-                per_micro_batch, sync = cal.COMM_CONTENTION * fsdp.total, 0.0
-                expert = _expert_sync_s(ctx, grid)
-            else:
-                fsdp, per_micro_batch = None, 0.0
-                # Below ZeRO-3 _with_window charges the traffic itself.
-                traffic, sync = (below, 0.0) if zero3 is False else (0.0, cal.COMM_CONTENTION * below)
+        key = (grid, zero3, zero2)
+        terms = self.syncs.get(key)
+        if terms is None:
+            terms = self.syncs[key] = self._sync_terms(ctx, grid, zero3, zero2)
+        sync, per_micro_batch, traffic, fsdp, expert, repeat, optimizer = terms
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
-        busy_floor = self.floor(ctx, grid, rows[-1][0], "full" if recompute == "full" else "none", optimizer=False)
-        repeat = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid) if zero2 else 0.0
+        busy_floor = self.busy_at(ctx, grid, rows[-1][0], "full" if recompute == "full" else "none")
         order = []
         for row in rows:
             m = sequences // row[0]
@@ -606,7 +599,7 @@ class SharedFloor:
             b, v = row[0], row[1]
             m = sequences // b
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
-            busy = self.floor(ctx, grid, b, mode, optimizer=False)
+            busy = self.busy_at(ctx, grid, b, mode)
             if fsdp is not None:
                 step = _with_fsdp(busy, bubble, m, fsdp, expert, (1.0 + (v - 1.0) / v * drain) / m)
             elif traffic:
@@ -619,7 +612,35 @@ class SharedFloor:
             step += repeat * (m - 1)
             if best is None or step < best:
                 best = step
-        return best + self.optimizer_s(ctx, grid) + sync
+        return best + optimizer + sync
+
+    def _sync_terms(self, ctx, grid, zero3, zero2):
+        """What least() adds for the grid's sync and optimizer step, by class of ZeRO stage (see
+        there): (sync, per micro-batch, traffic behind the windows, _Fsdp or None, the experts'
+        sync, zero2's repeat, optimizer step). The same grid's rows are bounded by class again
+        and again (search._grid_floor): the model's figures are looked up once per class."""
+        traffic, fsdp, expert = 0.0, None, 0.0
+        if zero3 is None:
+            sync, per_micro_batch = sync_floor(ctx, grid), 0.0
+        else:
+            below, fsdp = _sync_parts(ctx, grid)
+            if zero3 and fsdp is not None:
+                per_micro_batch, sync = cal.COMM_CONTENTION * fsdp.total, 0.0
+                expert = _expert_sync_s(ctx, grid)
+            else:
+                fsdp, per_micro_batch = None, 0.0
+                # Below ZeRO-3 _with_window charges the traffic itself.
+                traffic, sync = (below, 0.0) if zero3 is False else (0.0, cal.COMM_CONTENTION * below)
+        repeat = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid) if zero2 else 0.0
+        return sync, per_micro_batch, traffic, fsdp, expert, repeat, self.optimizer_s(ctx, grid)
+
+    def busy_at(self, ctx, grid, micro_batch, recompute):
+        """floor() without the optimizer step: the busy time alone (memoised by grid, micro-batch
+        and recompute; the search's most frequent question)."""
+        busy = self.busy.get((grid, micro_batch, recompute))
+        if busy is None:
+            busy = self.busy[(grid, micro_batch, recompute)] = self._busy(ctx, grid, micro_batch, recompute)
+        return busy
 
     def floor(self, ctx, grid, largest_micro_batch, recompute="none", optimizer=True):
         """Seconds no plan of `grid` with a micro-batch of at most

@@ -58,6 +58,7 @@ from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
                      stage_activation_bytes, stage_state_bytes, sync_floor)
 from .shapes import leanest_classes, needs_full, possible_classes, shape_classes
+from .memory_table import table_for
 from .space import Grid, divisors, space_for
 from .staircase import Staircase
 from .stage import shape_stage, shape_stage_parts
@@ -162,6 +163,8 @@ class _Search:
         self.layouts = 0  # grids of the search (kept for a search the budget stops)
         self.classes = {}  # grid: its shapes as its leanest plan tells them (_leanest_classes)
         self.full_possible = {}  # (grid, micro-batch): whether a plan of it may be full_3d (_may_be_full_3d)
+        self.possible = {}  # (grid, largest micro-batch): its possible_classes (_possible_classes)
+        self.least_recompute = {}  # grid: the recompute every plan of it needs (_least_recompute)
         self.tightest = {}  # grid: (floor, grid, largest, shared, kind of floor) as the first pass left it (_by_floor)
         # False: the first pass (the tie band and every shape's best but full_3d's);
         # True: the second (full_3d's best only; _run).
@@ -442,7 +445,7 @@ def _expand(run, items, choices):
             continue  # _by_floor tightened a grid's bound: a step of its own
         floor_s, grid, largest, shared_rows = item
         simplest = _simplest(grid, choices, choices.interleave or 1)
-        classes = possible_classes(run, grid, choices, largest)
+        classes = _possible_classes(run, grid, choices, largest)
         if shared_rows is not None:
             # floor_s is already the bound by class of ZeRO stage (_grid_floor); the shapes the grid
             # can have, and full recompute's own bound for full_3d, may rule it out before it is probed.
@@ -620,6 +623,9 @@ def _grid_worth(run, grid, choices, bound_goodput):
     """run.worth_any for a grid _by_floor pops: any shape of it (shape_classes) may still
     matter. In the first pass, a grid worth it for tensor_pipeline's best alone is not when
     its leanest plan recomputes fully: it has no such plan (shapes.leanest_classes)."""
+    if not run.fitting and not run.hunting_full and bound_goodput >= 0.0:
+        # Nothing ranked yet (in_tie_band's threshold is 0 and no plan is simpler): every grid is in the band.
+        return True
     # The tie band's threshold first: most grids popped late are below it, and need no simplicity key.
     if (not run.hunting_full and bound_goodput >= run.best * (1.0 - TIE_TOLERANCE)
             and run.in_tie_band(bound_goodput, _simplest(grid, choices, choices.interleave or 1))):
@@ -642,7 +648,17 @@ def _may_be_full_3d(run, grid, choices, largest, level):
     key = (grid, largest if largest is not None else choices.micro_batches(run.ctx.batch_sequences // grid.dp)[-1])
     found = run.full_possible.get(key)
     if found is None:
-        found = run.full_possible[key] = "full_3d" in possible_classes(run, grid, choices, key[1])
+        found = run.full_possible[key] = "full_3d" in _possible_classes(run, grid, choices, key[1])
+    return found
+
+
+def _possible_classes(run, grid, choices, largest):
+    """shapes.possible_classes of the grid up to micro-batch `largest`, once per search (run.possible):
+    both passes and _may_be_full_3d ask it of the same grids."""
+    key = (grid, largest)
+    found = run.possible.get(key)
+    if found is None:
+        found = run.possible[key] = possible_classes(run, grid, choices, largest)
     return found
 
 
@@ -669,8 +685,13 @@ def _least_recompute(run, grid, choices, recompute="none"):
         return "full"
     if choices.modes[-1] != "full":
         return recompute
-    sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
-    return "full" if sizes and _row_mode(run, grid, choices, sizes[0]) == "full" else recompute
+    # Asked at several of a grid's floors in both passes: once per grid (recompute is "none" here).
+    found = run.least_recompute.get(grid)
+    if found is None:
+        sizes = choices.micro_batches(run.ctx.batch_sequences // grid.dp)
+        found = run.least_recompute[grid] = ("full" if sizes and _row_mode(run, grid, choices, sizes[0]) == "full"
+                                             else recompute)
+    return found
 
 
 def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
@@ -682,7 +703,7 @@ def _at_largest(run, grid, choices, reference, sizes, recompute="none"):
     apart, and memory forces a large model to recompute."""
     ctx = run.ctx
     recompute = _least_recompute(run, grid, choices, recompute)
-    busy = reference.floor(ctx, grid, sizes[-1], recompute, optimizer=False)
+    busy = reference.busy_at(ctx, grid, sizes[-1], recompute)
     return (reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
             + _outside_compute(ctx, grid, reference))
 
@@ -733,7 +754,7 @@ def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):
     """_sketch without its optimizer step and sync: a grid's first floor in each pass
     (_live_grids, _by_floor), so a grid it rules out never has its sync computed (one of the
     model's collectives per grid: most grids of a large GPU count end here)."""
-    busy = reference.floor(ctx, grid, ctx.batch_sequences, recompute, optimizer=False)
+    busy = reference.busy_at(ctx, grid, ctx.batch_sequences, recompute)
     return reference.with_sends(ctx, grid, busy * _least_bubble(ctx, grid, choices, sizes), sizes)
 
 
@@ -766,11 +787,13 @@ def _fitting_end(run, grid, state, mode, sizes, start, v, sp):
     """The end of the run of `sizes` from `start` on (ascending micro-batches) that fit
     with this training state and recompute mode: memory grows with the micro-batch,
     so a binary search."""
-    ctx, usable = run.ctx, run.usable
+    usable = run.usable
+    # bounds.stage_activation_bytes, its table fetched once for the search's probes.
+    activations, sp = table_for(run.ctx).activations, sp and grid.tp > 1
     lo, hi = start, len(sizes)
     while lo < hi:
         mid = (lo + hi) // 2
-        if fits(state, stage_activation_bytes(ctx, grid, mode, sizes[mid], v, sp)) <= usable:
+        if fits(state, activations(grid, mode, sizes[mid], v, sp)) <= usable:
             lo = mid + 1
         else:
             hi = mid
