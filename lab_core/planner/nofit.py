@@ -4,7 +4,8 @@ Uses the memory floor of a grid (the most ZeRO sharding, full recompute,
 micro-batch 1, no interleaving: the least memory any plan of it can use,
 bounds.floor_memory; with pins, the pinned values instead), which only
 shrinks as dp grows for fixed tp, cp, pp and ep. GPU counts are tp cp pp dp with
-tp dividing the GPUs per node, pp splitting the layers and dp the batch; for
+tp dividing the GPUs per node, pp splitting the layers and dp the batch (with
+micro-batch counts the pipeline schedule can run, space.Space.schedule_runs); for
 a mixture of experts each count takes the largest ep searched (the fewest
 experts per GPU, the least memory). That ep can fall as dp grows (a dp whose
 tp x cp x dp it does not divide), and where ZeRO-3 is not the floor's stage
@@ -82,6 +83,11 @@ def smallest_fitting_steps(wctx, space, usable, at_most=MAX_GPUS_SEARCHED, floor
                     hi = mid
                 else:
                     lo = mid + 1
+            # The floor only falls with dp: the least fitting dp the pipeline schedule can run.
+            while lo < len(run) and not space.schedule_runs(p, dps[run[lo]]):
+                lo += 1
+            if lo == len(run):
+                continue
             grid = _grid(space, t, c, p, first, last, dps[run[lo]])
             n = grid.gpus
             if best is None or (n, grid) < best:
@@ -108,6 +114,6 @@ def largest_fitting(wctx, space, usable, at_most, floor=None, accept=None):
             candidates.append((t * c * p * d, t, c, p, first, last, d))
     candidates.sort(reverse=True)
     for n, t, c, p, first, last, d in candidates:
-        if floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable:
+        if space.schedule_runs(p, d) and floor(wctx, _grid(space, t, c, p, first, last, d)) <= usable:
             return n
     return None

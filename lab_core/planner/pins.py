@@ -125,6 +125,8 @@ class Pins:
                     d = gpus // mp
                     if space.batch % d or v.get("dp", d) != d or (v.get("sequence_parallel") and t == 1):
                         continue
+                    if not space.schedule_runs(p, d):
+                        continue
                     if "ep" in v:
                         eps = (v["ep"],) if (t * c * d) % v["ep"] == 0 else ()
                     else:

@@ -268,6 +268,34 @@ def _plan_unfit_stages(plan, wctx, w, pinned, result):
     return (yield from _unfit_stages(wctx, grids, plan.gpus_used, plan.usable_bytes, result.stage_best))
 
 
+def _decision_context(w, wctx, cand, result, plan, usable):
+    """The _Context the decisions and the diagram read, of the plan `cand` the search `result` led to."""
+    par, report, used = cand.parallelism, cand.report, plan.gpus_used
+    ctx = _Context()
+    ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
+    ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
+    grid = Grid.of(par)
+    ctx.state = state_bytes(wctx, grid, par.zero)
+    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
+                                                         par.sequence_parallel)
+    # The same plan with each sequence whole on a GPU (the CP sentence's "without it";
+    # same micro-batches in flight, so only the sequence share changes).
+    ctx.activations_without_cp = (activation_bytes(wctx, grid._replace(cp=1), par.recompute,
+                                                   par.micro_batch, par.interleave, par.sequence_parallel)
+                                  if par.cp > 1 else None)
+    ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
+    # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
+    layout = check_layout(w, par)
+    ctx.chunk_layers = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
+    ctx.full_recompute_step_s = result.chosen.report.step_s if par.recompute_layers and result.chosen else None
+    replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
+                if s in result.stage_best]
+    ctx.best_replica = max(replicas) if replicas else None
+    ctx.checkpoint = _checkpoint(report, used, wctx.failures)
+    ctx.meters = meters(report, usable, plan.fits)
+    return ctx
+
+
 def recommend(workload, pins=None, budget=None, hint=None):
     """The plan with the best goodput throughput that fits (ARCHITECTURE.md "Plan").
 
@@ -352,28 +380,7 @@ def _recommend(workload, pins, budget, hint):
     plan.stage = workload_stage(workload, usable, requested.failures.interruptions_per_day)
     plan.shape = cand.stage
 
-    ctx = _Context()
-    ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
-    ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
-    grid = Grid.of(par)
-    ctx.state = state_bytes(wctx, grid, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
-                                                         par.sequence_parallel)
-    # The same plan with each sequence whole on a GPU (the CP sentence's "without it";
-    # same micro-batches in flight, so only the sequence share changes).
-    ctx.activations_without_cp = (activation_bytes(wctx, grid._replace(cp=1), par.recompute,
-                                                   par.micro_batch, par.interleave, par.sequence_parallel)
-                                  if par.cp > 1 else None)
-    ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
-    # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
-    layout = check_layout(w, par)
-    ctx.chunk_layers = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
-    ctx.full_recompute_step_s = result.chosen.report.step_s if par.recompute_layers and result.chosen else None
-    replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
-                if s in result.stage_best]
-    ctx.best_replica = max(replicas) if replicas else None
-    ctx.checkpoint = _checkpoint(report, used, wctx.failures)
-    ctx.meters = meters(report, usable, plan.fits)
+    ctx = _decision_context(w, wctx, cand, result, plan, usable)
     ctx.no_fit = plan.no_fit
     plan.meters = ctx.meters
     plan.checkpoint = ctx.checkpoint

@@ -21,6 +21,7 @@ no table again.
 """
 from collections import namedtuple
 
+from ..parallelism import schedule_allows
 from .assumptions import CP_MAX, CP_MIN_SEQ_LEN
 
 _GRID_FIELDS = ("tp", "cp", "pp", "dp", "ep", "first", "last")
@@ -206,12 +207,13 @@ def expert_parallel_sizes(experts, ranks, gpus_per_node):
 class Space:
     """Divisor sets of one workload's shape and batch, and its grids per GPU count."""
 
-    __slots__ = ("tps", "cps", "splits", "pps", "dps", "layers", "batch", "gpn", "experts", "_grids")
+    __slots__ = ("tps", "cps", "splits", "pps", "dps", "layers", "batch", "gpn", "experts", "schedule", "_grids")
 
     def __init__(self, workload):
         shape = workload.shape
         gpn = workload.gpus_per_node
         self.gpn = gpn
+        self.schedule = workload.pipeline_schedule
         self.layers = shape.layers
         self.batch = workload.batch_sequences
         self.experts = shape.experts.count if shape.experts is not None else 0
@@ -241,12 +243,21 @@ class Space:
                     if (gpus // (t * c)) % p:
                         continue
                     d = gpus // (t * c * p)
-                    if batch % d:
+                    if batch % d or not self.schedule_runs(p, d):
                         continue
                     for e in expert_parallel_sizes(self.experts, t * c * d, self.gpn):
                         found.append(Grid(t, c, p, d, e, first, last))
         self._grids[gpus] = found
         return found
+
+    def schedule_runs(self, pp, dp):
+        """Whether the pipeline schedule can run pp stages on some micro-batch count of a
+        replica's batch (parallelism.schedule_allows: DualPipe needs at least 2 pp micro-batches,
+        an even number of them): a grid where none can is no layout at all."""
+        if pp == 1 or self.schedule == "1f1b":
+            return True
+        replica = self.batch // dp
+        return any(schedule_allows(self.schedule, pp, replica // b) for b in divisors(replica))
 
     def model_parallel_sizes(self):
         """Every tp x cp x pp product of the space (the GPUs one replica needs)."""
@@ -264,7 +275,12 @@ class Space:
                     if mp * d > best:
                         best = mp * d
                     break
-        return best
+        if self.schedule == "1f1b":
+            return best
+        # A bidirectional schedule may leave a count none of its grids: the largest count that keeps one.
+        counts = sorted({mp * d for mp in self.model_parallel_sizes() for d in self.dps if mp * d <= gpus},
+                        reverse=True)
+        return next((n for n in counts if self.layouts(n)), 1)
 
 
 _SPACES = {}
@@ -276,7 +292,7 @@ def space_for(workload):
     shape = workload.shape
     key = (shape.layers, shape.mtp_layers, shape.heads, shape.kv_heads, shape.hidden, shape.ffn_hidden,
            shape.experts.count if shape.experts is not None else 0, workload.gpus_per_node,
-           workload.batch_sequences, workload.seq_len, workload.flash_attention)
+           workload.batch_sequences, workload.seq_len, workload.flash_attention, workload.pipeline_schedule)
     space = _SPACES.get(key)
     if space is None:
         if len(_SPACES) >= _SPACES_KEPT:
