@@ -94,7 +94,9 @@ def end_to_end_rows(runs=None):
         g, spec = run.group, run.spec
         label = {key: spec[key] for key in ("model", "gpus", "tp", "pp", "cp", "ep", "micro_batch", "seq_len")
                  if key in spec}
-        what = f"{spec['model']} t{spec['tp']} p{spec['pp']} d{run.dp} {spec.get('recompute', '')} {g['metric']}"
+        # Full recompute of only some layers of each chunk reads "full/5".
+        recompute = spec.get("recompute", "") + (f"/{spec['recompute_layers']}" if spec.get("recompute_layers") else "")
+        what = f"{spec['model']} t{spec['tp']} p{spec['pp']} d{run.dp} {recompute} {g['metric']}"
         variants = {name: error_percent(run.variant(name).predicted(), run.published) for name in g.get("variants", {})}
         page = PageEntry(g["id"], spec.get("source", g["source"]), g["url"], spec.get("quantity", g["quantity"]),
                          page_unit(METRICS[g["metric"]]), spec.get("note", g["id"]), label, variants=variants)
