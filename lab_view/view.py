@@ -158,7 +158,8 @@ def _activation_text(plan, report, catalog, fmt):
                    if d["id"] == "activation_memory")
     numbers = dict(share=share, room=fmt(room, "bytes"), activations=activations, without=fmt(without, "bytes"))
     if plan["parallelism"].get("recompute_layers"):
-        return texts["activation_partial"].format(layers=plan["parallelism"]["recompute_layers"], **numbers)
+        layers = plan["parallelism"]["recompute_layers"]
+        return counted(texts["activation_partial"], layers, layers=layers, **numbers)
     return texts["activation_recompute"].format(recompute=catalog["lab"]["terms"][recompute], **numbers)
 
 
@@ -247,7 +248,7 @@ def recompute_text(par, workload, catalog):
     (lab_core.partial_recompute); Megatron-Core's selective recompute names its modules
     when they are not the default (the attention core alone; lab_core.recompute_modules)."""
     if par.get("recompute_layers"):
-        return catalog["lab"]["partial_recompute"].format(layers=par["recompute_layers"])
+        return counted(catalog["lab"]["partial_recompute"], par["recompute_layers"], layers=par["recompute_layers"])
     modules = named_modules(par["recompute"], workload.get("recompute_modules") or ())
     if modules:
         return catalog["lab"]["selective_modules"].format(modules=", ".join(modules))
