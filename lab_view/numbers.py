@@ -17,7 +17,7 @@ _EXACT = {
     "mfu": "percent", "level": "text", "relative_score": "percent",
     "goodput_at_optimal": "percent", "mode_gain": "percent", "mode": "term", "best_mode": "term",
     "interval_bound": "term", "recovery_source": "term", "modules": "text",
-    "recompute_layers": "count", "chunk_layers": "count",
+    "recompute_layers": "count", "chunk_layers": "count", "fewest_recompute_layers": "count",
 }
 _SUFFIXES = (
     ("_tokens_per_s", "tokens_per_s"), ("_bytes_per_s", "bytes_per_s"), ("_bytes", "bytes"),

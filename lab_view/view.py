@@ -483,6 +483,10 @@ def _no_fit(plan, catalog):
     if not no_fit:
         return ""
     numbers = _with_min_extras(dict(no_fit, **_min_layout(no_fit)), no_fit, catalog)
+    if no_fit.get("fewest_recompute_layers") is not None:
+        # A pinned count of recompute layers: how many would fit on this layout (0: all of them).
+        key = "nofit_layers" if no_fit["fewest_recompute_layers"] else "nofit_all_layers"
+        return catalog["lab"][key].format_map(numbers)
     key = ("nofit" if no_fit.get("min_gpus") else
            "nofit_searching" if no_fit.get("min_gpus_searching") else "nofit_anywhere")
     return catalog["lab"][key].format_map(numbers)

@@ -27,7 +27,7 @@ from . import reuse
 from .pins import parse_pins, pinned_recompute_layers
 from .search import Choices, search_steps
 from .steps import finish
-from .trim import recompute_layers
+from .trim import fewest_fitting, recompute_layers
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 from .warm_start import warm_tiers
@@ -365,6 +365,11 @@ def _recommend(workload, pins, budget, hint):
         cand = recompute_layers(w, cand, usable, pinned_recompute_layers(pins))
     if cand is not None and cand.fits:
         plan.fits = True
+    elif cand is not None:
+        # Only a pinned count of recompute layers makes the search's fitting plan overflow: say how many would fit.
+        plan.fits = False
+        plan.no_fit = _no_fit(workload, cand, None, usable)
+        plan.no_fit["fewest_recompute_layers"] = fewest_fitting(w, cand.parallelism, usable)
     else:
         cand = cand or result.closest
         plan.fits = False

@@ -36,13 +36,22 @@ def recompute_layers(workload, cand, usable, pinned=None):
             raise LabInputError("recompute_layers", pinned, f"0 to {chunk}", "inconsistent",
                                 f"the plan's largest model chunk holds {chunk} layers")
         return _variant(workload, cand, replace(par, recompute_layers=pinned), usable)
-    fewest = _fewest_fitting(workload, par, layout, chunk, usable)
+    fewest = _fewest_in(workload, par, layout, chunk, usable)
     if fewest >= chunk:
         return cand
     return _variant(workload, cand, replace(par, recompute_layers=fewest), usable)
 
 
-def _fewest_fitting(workload, par, layout, chunk, usable):
+def fewest_fitting(workload, par, usable):
+    """The fewest layers of each chunk with which the fully recomputing plan `par` fits in
+    `usable` bytes (0: only every layer does; the no-fit answer of a pinned count)."""
+    layout = check_layout(workload, par)
+    chunk = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
+    fewest = _fewest_in(workload, par, layout, chunk, usable)
+    return 0 if fewest >= chunk else fewest
+
+
+def _fewest_in(workload, par, layout, chunk, usable):
     """The fewest layers per chunk with which `par` fits (chunk when only all of them do):
     memory falls with every layer recomputed (partial_recompute.py), so a bisection finds it."""
     ctx = context_for(workload)

@@ -1,5 +1,8 @@
 """A plan that recomputes fully recomputes only the fewest layers of each chunk that fit
 (planner/trim.py), unless the reader pins the count (recompute_layers)."""
+import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -12,6 +15,8 @@ from lab_core.partial_recompute import largest_chunk
 from lab_core.planner import recommend
 from lab_core.planner.assumptions import MEMORY_SAFETY_MARGIN
 from lab_core.planner.search import search
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # Workloads whose searched plan recomputes fully and fits (long sequences, large models on few GPUs);
 # the last two of bench/planner_cases.py's need every layer recomputed.
@@ -125,3 +130,25 @@ def test_the_decision_says_how_many_layers_and_what_every_layer_would_cost(lang)
     item = next(i for i in decision_items(plan, catalog) if i["id"] == "activation_memory")
     assert f"{n}" in item["choice"] and f"{chunk}" in item["choice"]
     assert "--recompute-method block" in item["why"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pinned_count_too_small_to_fit_says_how_many_would(lang):
+    """The search's plan fits with every layer recomputed; pinned to fewer layers than fit it overflows,
+    and the answer names the fewest that fit on that layout (the unpinned plan's own count)."""
+    w = Workload(**FULL_RECOMPUTE[1])
+    fewest = recommend(w).parallelism.recompute_layers
+    assert fewest > 1
+    plan = recommend(w, pins={"recompute_layers": 1})
+    assert not plan.fits and plan.parallelism.recompute_layers == 1
+    assert plan.no_fit["fewest_recompute_layers"] == fewest
+    assert plan.no_fit["overflow_bytes"] > 0
+    kw = FULL_RECOMPUTE[1]
+    out = subprocess.run([sys.executable, "-m", "lab_core", "plan", "--params", str(kw["params"]), "--gpus",
+                          str(kw["gpus"]), "--gpu", kw["gpu"], "--seq-len", str(kw["seq_len"]),
+                          "--global-batch-tokens", str(kw["global_batch_tokens"]), "--inter-node-gbps",
+                          str(kw["inter_node_gbps"]), "--checkpoint-interval-min", str(kw["checkpoint_interval_min"]),
+                          "--pin", "recompute_layers=1", "--lang", lang], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if "recompute" in line.lower() or "重算" in line)
+    assert f"{fewest}" in line, out.stdout
