@@ -93,6 +93,24 @@ def test_pins_fix_choices_and_an_invalid_pin_says_why_with_the_nearest_values(br
     context.close()
 
 
+# 42B at 64K tokens on 61 H100: the plan recomputes fully, only the first layers of each chunk (planner/trim.py).
+LONG_42B = "?params=42000000000&gpus=61&gpu=h100_80gb&seq_len=65536&global_batch_tokens=262144"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_recompute_layers_are_the_planners_and_a_pin_sets_them(browser, base_url, lang):
+    context, page = open_page(browser, base_url, LANGS[lang] + LONG_42B)
+    open_panel(page, "lab-pins")
+    chosen = page.eval_on_selector("#pin-recompute_layers", "s => s.options[0].text")
+    fewest = int(re.search(r"\d+", chosen).group())
+    assert str(fewest) in plan_item(page, "recompute")
+    act(page, lambda: page.select_option("#pin-recompute_layers", str(fewest + 2)))
+    extras_done(page)
+    assert str(fewest + 2) in plan_item(page, "recompute")
+    assert query(page)["recompute_layers"] == [str(fewest + 2)]
+    context.close()
+
+
 # Counts what the page writes into its <select>s that they already hold: Chromium's autofill
 # takes any such write for the reader changing the form and re-reads every field of the page
 # on the main thread (lab-static.js setValue).
