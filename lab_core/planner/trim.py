@@ -8,7 +8,8 @@ of its forward, so the step only gets shorter, and the plan keeps the memory
 it needs. A reader's recompute_layers pin sets the count instead (0: every
 layer, no trimming). TEACHING LIMITATION: the count is fitted on the layout
 the search chose; a layout that only partial recompute would make the
-fastest is not looked for.
+fastest is not looked for (often a few percent faster on random workloads;
+ARCHITECTURE.md "Plan" says what searching it would take).
 """
 from dataclasses import replace
 
