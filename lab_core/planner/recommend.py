@@ -361,8 +361,9 @@ def _recommend(workload, pins, budget, hint):
     plan.no_fit = None
     plan.provisional = not result.complete
     cand = result.chosen
+    layers_pin = pinned_recompute_layers(pins)
     if cand is not None:
-        cand = recompute_layers(w, cand, usable, pinned_recompute_layers(pins))
+        cand = recompute_layers(w, cand, usable, layers_pin)
     if cand is not None and cand.fits:
         plan.fits = True
     elif cand is not None:
@@ -394,6 +395,8 @@ def _recommend(workload, pins, budget, hint):
     plan.alternatives = _alternatives(result, cand, cand.stage) if plan.fits else []
     plan.unfit_stages = yield from _plan_unfit_stages(plan, wctx, w, pinned, result)
     plan.pins = {} if pinned is None else pinned.to_dict()
+    if layers_pin is not None:
+        plan.pins["recompute_layers"] = layers_pin
     plan.search = {
         "plans_evaluated": result.evaluated,
         "plans_considered": result.considered,

@@ -83,14 +83,14 @@ def test_a_pinned_zero_keeps_every_layer_recomputed():
     searched, w = _searched(Workload(**FULL_RECOMPUTE[0]))
     plan = recommend(w, pins={"recompute_layers": 0})
     assert plan.parallelism == searched
-    assert plan.pins == {}
+    assert plan.pins == {"recompute_layers": 0}
 
 
 def test_a_pinned_count_is_the_plans_own_and_pins_full_recompute():
     w = Workload(**FULL_RECOMPUTE[0])
     plan = recommend(w, pins={"recompute_layers": 2})
     assert plan.parallelism.recompute == "full" and plan.parallelism.recompute_layers == 2
-    assert plan.pins["recompute"] == "full"
+    assert plan.pins == {"recompute": "full", "recompute_layers": 2}
     report = evaluate(w, plan.parallelism)
     assert plan.report.step_s == report.step_s
     # Fewer layers than fit: the plan says it does not fit, with the pinned count.
