@@ -372,7 +372,7 @@ def _recommend(workload, pins, budget, hint):
         plan.no_fit = _no_fit(workload, cand, None, usable)
         plan.no_fit["fewest_recompute_layers"] = fewest_fitting(w, cand.parallelism, usable)
     else:
-        cand = cand or result.closest
+        cand = result.closest
         plan.fits = False
         plan.no_fit = yield from _no_fit_steps(workload, pins, cand, usable, budget, lambda: smallest_fitting_steps(
             requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))
