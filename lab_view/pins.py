@@ -9,6 +9,7 @@ dict the planner takes.
 """
 from html import escape
 
+from lab_core.partial_recompute import largest_chunk
 from lab_core.planner.pins import PIN_FIELDS
 from lab_core.planner.space import divisors
 
@@ -62,9 +63,9 @@ def candidates(field, workload, shape, par):
         return [v for v in set(divisors(per_stage)) | set(_powers_of_two(min(per_stage, 16))) if v <= per_stage]
     if field == "recompute_layers":
         # 0 (every layer) to the layers of the plan's largest model chunk.
-        first, last = par.get("first_stage_layers", 0), par.get("last_stage_layers", 0)
-        most = max(first, last, shape["layers"] // par["pp"]) if par["pp"] > 1 else shape["layers"]
-        return list(range(0, -(-most // par["interleave"]) + 1))
+        middle = shape["layers"] // par["pp"]
+        first, last = par.get("first_stage_layers") or middle, par.get("last_stage_layers") or middle
+        return list(range(0, largest_chunk(first, middle, last, par["interleave"]) + 1))
     raise KeyError(field)
 
 

@@ -12,8 +12,6 @@ import dataclasses
 
 from ..errors import LabInputError
 from ..context import context_for
-from ..parallelism import check_layout
-from ..partial_recompute import largest_chunk
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
@@ -27,7 +25,7 @@ from . import reuse
 from .pins import parse_pins, pinned_recompute_layers
 from .search import Choices, search_steps
 from .steps import finish
-from .trim import fewest_fitting, recompute_layers
+from .trim import chunk_layers, fewest_fitting, recompute_layers
 from .space import Grid, space_for
 from .stage import STAGES, workload_stage
 from .warm_start import warm_tiers
@@ -285,8 +283,7 @@ def _decision_context(w, wctx, cand, result, plan, usable):
                                   if par.cp > 1 else None)
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
-    layout = check_layout(w, par)
-    ctx.chunk_layers = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
+    ctx.chunk_layers = chunk_layers(w, par)[1]
     ctx.full_recompute_step_s = result.chosen.report.step_s if par.recompute_layers and result.chosen else None
     replicas = [result.stage_best[s].goodput_tokens_per_s for s in ("data_parallel", "zero_sharded")
                 if s in result.stage_best]

@@ -30,31 +30,27 @@ def recompute_layers(workload, cand, usable, pinned=None):
     par = cand.parallelism
     if par.recompute != "full" or pinned == 0:
         return cand
-    layout = check_layout(workload, par)
-    chunk = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
     if pinned is not None:
+        chunk = chunk_layers(workload, par)[1]
         if pinned > chunk:
             raise LabInputError("recompute_layers", pinned, f"0 to {chunk}", "inconsistent",
                                 f"the plan's largest model chunk holds {chunk} layers")
         return _variant(workload, cand, replace(par, recompute_layers=pinned), usable)
-    fewest = _fewest_in(workload, par, layout, chunk, usable)
-    if fewest >= chunk:
-        return cand
-    return _variant(workload, cand, replace(par, recompute_layers=fewest), usable)
+    fewest = fewest_fitting(workload, par, usable)
+    return _variant(workload, cand, replace(par, recompute_layers=fewest), usable) if fewest else cand
+
+
+def chunk_layers(workload, par):
+    """(Layout, layers of the largest model chunk) of Parallelism `par` on `workload`."""
+    layout = check_layout(workload, par)
+    return layout, largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
 
 
 def fewest_fitting(workload, par, usable):
     """The fewest layers of each chunk with which the fully recomputing plan `par` fits in
-    `usable` bytes (0: only every layer does; the no-fit answer of a pinned count)."""
-    layout = check_layout(workload, par)
-    chunk = largest_chunk(layout.first_layers, layout.middle_layers, layout.last_layers, par.interleave)
-    fewest = _fewest_in(workload, par, layout, chunk, usable)
-    return 0 if fewest >= chunk else fewest
-
-
-def _fewest_in(workload, par, layout, chunk, usable):
-    """The fewest layers per chunk with which `par` fits (chunk when only all of them do):
-    memory falls with every layer recomputed (partial_recompute.py), so a bisection finds it."""
+    `usable` bytes, 0 when only every layer does: memory falls with every layer recomputed
+    (partial_recompute.py), so a bisection over the count finds it on the memory alone."""
+    layout, chunk = chunk_layers(workload, par)
     ctx = context_for(workload)
     low, high = 1, chunk
     while low < high:
@@ -63,7 +59,7 @@ def _fewest_in(workload, par, layout, chunk, usable):
             high = middle
         else:
             low = middle + 1
-    return low
+    return 0 if low >= chunk else low
 
 
 def _variant(workload, cand, par, usable):
