@@ -16,6 +16,14 @@ model counts two MLP matrices of h x ffn_hidden. Grouped-query attention
 (kv_heads = heads, multi-head attention, unless given). The attention block's
 own sizes (head_dim, v_head_dim, and the latent ranks of multi-head latent
 attention) are in attention.py; absent, heads x head size is the hidden size.
+For a mixture of experts, params is the total count, every routed expert
+included (Mixtral 8x22B is "141B", arXiv:2401.04088; DeepSeek-V3 671B,
+arXiv:2412.19437), and the same rule holds with a mixture-of-experts layer's
+parameters in place of a dense layer's: the hidden size is the allowed one at
+which h / 128 such layers hold closest to P (_moe_hidden), then the layers
+fill the budget left after the embeddings, the dense_layers leading ones
+dense (_moe_layers_for). TEACHING ASSUMPTION, as the dense rule: a reader who
+knows the real shape enters it.
 Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec 2.2) adds mtp_layers
 modules after the last layer, outside `layers`: each a layer of the last
 layer's kind plus a 2h x h projection and three norms, sharing the embedding
@@ -91,9 +99,69 @@ def param_count(layers, hidden, vocab, seq_len, ffn_hidden=None):
     return layers * params_per_layer(hidden, ffn_hidden) + (vocab + seq_len) * hidden
 
 
+def moe_layer_params(layer_params, hidden, ffn_hidden, experts):
+    """(shared, routed) parameters of one mixture-of-experts layer: the dense layer of
+    `layer_params` without its MLP, plus the router and the shared experts (split like the
+    rest); and the routed experts (what expert parallelism splits; moe.Experts)."""
+    attention = layer_params - mlp_params(hidden, ffn_hidden)
+    return attention + experts.router_params + experts.shared * experts.expert_params, experts.routed_params
+
+
 def _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_ratio=1.0, attention=None):
     left = params - (vocab + seq_len) * hidden
-    layers = left / params_per_layer(hidden, ffn_hidden, kv_ratio, attention)
+    return _rounded_layers(left / params_per_layer(hidden, ffn_hidden, kv_ratio, attention))
+
+
+def _experts(hidden, layers, moe, ffn_hidden):
+    """moe.Experts of derive_shape's `moe` tuple at these sizes (an expert of inner size 0: ffn_hidden)."""
+    count, per_token, expert_ffn, shared, dense_layers, groups, chosen = moe
+    return Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers, groups, chosen)
+
+
+def _moe_layer_total(hidden, ffn_hidden, moe, kv_ratio=1.0, attention=None):
+    """(dense layer, mixture-of-experts layer) parameters at these sizes."""
+    dense = params_per_layer(hidden, ffn_hidden, kv_ratio, attention)
+    shared, routed = moe_layer_params(dense, hidden, ffn_hidden, _experts(hidden, 0, moe, ffn_hidden))
+    return dense, shared + routed
+
+
+def _moe_layers_for(params, hidden, ffn_hidden, vocab, seq_len, moe, kv_ratio, attention):
+    """_layers_for with mixture-of-experts layers: the dense_layers leading layers dense, the
+    rest filling the budget left after the embeddings and them."""
+    dense, moe_layer = _moe_layer_total(hidden, ffn_hidden, moe, kv_ratio, attention)
+    dense_layers = moe[4]
+    left = params - (vocab + seq_len) * hidden - dense_layers * dense
+    return _rounded_layers(dense_layers + left / moe_layer)
+
+
+def _allowed_hiddens():
+    """The hidden sizes the rule allows, ascending (_hidden_step: 256, 512 … 2,048, 2,560 … 4,096, 5,120 …)."""
+    hidden = 256
+    while True:
+        yield hidden
+        hidden += _hidden_step(hidden)
+
+
+def _moe_hidden(params, seq_len, layers, vocab, ffn_hidden, moe):
+    """The allowed hidden size at which a mixture-of-experts model holds closest to `params`:
+    with `layers` given, its embeddings and layers (dense_layers dense); else h / 128 layers of
+    mixture of experts, as the dense rule's 12 h^2 (h / 128) = P. Standard attention (r = 1)
+    and a 4h MLP where not given, as the dense rule's."""
+    def total(hidden):
+        dense, moe_layer = _moe_layer_total(hidden, ffn_hidden or 4 * hidden, moe)
+        if not layers:
+            return hidden / HIDDEN_STEP * moe_layer
+        return moe[4] * dense + (layers - moe[4]) * moe_layer + (vocab + seq_len) * hidden
+    below = None
+    for hidden in _allowed_hiddens():
+        above = total(hidden) - params
+        if above >= 0.0:
+            return hidden if below is None or above <= below[0] else below[1]
+        below = (params - total(hidden), hidden)
+
+
+def _rounded_layers(layers):
+    """A layer count by the rule: rounded to a multiple of 8 from 64 up, of 4 from 16 up."""
     if layers >= 64:
         # A multiple of 8, so that 8-stage pipelines split it evenly.
         return int(round(layers / 8.0)) * 8
@@ -156,11 +224,8 @@ class ModelShape:
             self.moe_layer_shared_params = self.moe_layer_params = 0.0
             self.params = self.active_params = dense
             return
-        # A MoE layer: the dense layer without its MLP, plus the router and the
-        # shared experts (split like the rest), plus the routed experts.
-        attention = self.layer_params - mlp_params(hidden, ffn_hidden)
-        self.moe_layer_shared_params = attention + experts.router_params + experts.shared * experts.expert_params
-        self.moe_layer_params = self.moe_layer_shared_params + experts.routed_params
+        self.moe_layer_shared_params, routed = moe_layer_params(self.layer_params, hidden, ffn_hidden, experts)
+        self.moe_layer_params = self.moe_layer_shared_params + routed
         self.params = dense + self.moe_layer_count * self.moe_layer_params
         self.active_params = dense + self.moe_layer_count * (self.moe_layer_shared_params
                                                              + experts.per_token * experts.expert_params)
@@ -218,7 +283,9 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         derived.append("vocab")
     if not hidden:
         derived.append("hidden")
-        if layers:
+        if moe is not None:
+            hidden = _moe_hidden(params, seq_len, layers, vocab, ffn_hidden, moe)
+        elif layers:
             # Solve 12 l h^2 + (13 l + V + s) h = P for h (Eq 2 with f = 4h).
             a = 12.0 * layers
             b = 13.0 * layers + vocab + seq_len
@@ -257,7 +324,10 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         d = head_dim or hidden / heads
         shaped = AttentionShape(heads * d, heads * (v_head_dim or d), kv_heads / heads, q_rank, kv_rank)
     if not layers:
-        layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_heads / heads, shaped)
+        if moe is None:
+            layers = _layers_for(params, hidden, ffn_hidden, vocab, seq_len, kv_heads / heads, shaped)
+        else:
+            layers = _moe_layers_for(params, hidden, ffn_hidden, vocab, seq_len, moe, kv_heads / heads, shaped)
         derived.append("layers")
     if heads_derived:
         derived.append("heads")
@@ -265,8 +335,11 @@ def derive_shape(params, seq_len, layers=None, hidden=None, heads=None, ffn_hidd
         derived.append("kv_heads")
     experts = None
     if moe is not None:
-        count, per_token, expert_ffn, shared, dense_layers, groups, chosen = moe
-        experts = Experts(hidden, layers, count, per_token, expert_ffn or ffn_hidden, shared, dense_layers,
-                          groups, chosen)
+        dense_layers = moe[4]
+        if dense_layers >= layers:
+            raise LabInputError("dense_layers", dense_layers, f"0 … layers - 1 = {layers - 1}", "inconsistent",
+                                "at least one layer must be a mixture of experts",
+                                {"layers": layers, "most": layers - 1})
+        experts = _experts(hidden, layers, moe, ffn_hidden)
     return ModelShape(layers, hidden, heads, ffn_hidden, vocab, seq_len, tuple(derived), kv_heads, experts,
                       shaped, mtp_layers)

@@ -137,17 +137,14 @@ class Workload:
         return sizes if any(sizes) else None
 
     def _moe(self):
-        """The MoE part for derive_shape, or None for a dense model (after the field checks)."""
+        """The MoE part for derive_shape, or None for a dense model (after the field checks; derive_shape
+        checks dense_layers against the layers, given or derived)."""
         if not self.experts:
             return None
         if self.experts_per_token > self.experts:
             raise LabInputError("experts_per_token", self.experts_per_token, f"1 … experts={self.experts}",
                                 "inconsistent", "a token cannot use more experts than there are",
                                 {"experts": self.experts})
-        if self.layers and self.dense_layers >= self.layers:
-            raise LabInputError("dense_layers", self.dense_layers, f"0 … layers - 1 = {self.layers - 1}",
-                                "inconsistent", "at least one layer must be a mixture of experts",
-                                {"layers": self.layers, "most": self.layers - 1})
         return (self.experts, self.experts_per_token, self.expert_ffn_hidden or 0, self.shared_experts,
                 self.dense_layers) + self._expert_groups()
 

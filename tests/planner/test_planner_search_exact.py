@@ -81,7 +81,7 @@ NEW_DIMENSIONS = _new_dimension_workloads(16, 11)
 # The bidirectional pipeline schedules, on grids with a pipeline.
 SCHEDULES = _schedule_workloads(12, 13)
 # Megatron-Core's recompute modules.
-MODULES = _module_workloads(12, 17)
+MODULES = _module_workloads(12, 19)
 # Multi-token prediction: a heavier last stage, with pipelines among the grids.
 MTP = _small_workloads(10, 29, [4, 8, 16], [8, 16], lambda grids: any(g.pp > 1 for g in grids), moe_share=0.5,
                        long_share=0.2, max_log_params=11.0, mtp_share=1.0)

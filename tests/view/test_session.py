@@ -329,3 +329,18 @@ def test_zero1_and_zero2_sentences_say_when_gradients_are_reduce_scattered():
         texts = catalog["lab"]["plan_text"]
         assert after_each[lang] in texts["dp_zero2"]
         assert after_each[lang] not in texts["dp_zero1"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_small_moe_with_leading_dense_layers_draws_its_curves(sessions, lang):
+    """Found by a random sweep of lab states (2026-12): the memory-against-sequence curve re-derives
+    the shape at each length, and this model's derived layers once fell below its two dense ones,
+    a negative total, and an internal error (math domain error) in place of the panels."""
+    inputs = default_inputs()
+    inputs.update(params=1.37e8, gpus=1, global_batch_tokens=14860142, seq_len=5593, inter_node_gbps=73.2,
+                  checkpoint_interval_min=1310, experts=64, experts_per_token=8, expert_ffn_hidden=3072,
+                  shared_experts=1, dense_layers=2)
+    request = {"kind": "extras", "state": {"inputs": inputs, "pins": {}}, "units": "gb", "curves": True,
+               "export": "deepspeed", "pins": True}
+    out = json.loads(sessions[lang].handle(json.dumps(request)))
+    assert out["ok"] and out["curves"] and out["export"]
