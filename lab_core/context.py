@@ -7,7 +7,8 @@ cache instead of recomputing it.
 """
 from . import calibration as cal
 from .failures import failure_figures
-from .flops import module_replayed_flops, per_op_replayed_flops, shape_model_flops, shape_recompute_flops
+from .flops import (causal_masked_flops, module_replayed_flops, per_op_replayed_flops, shape_model_flops,
+                    shape_recompute_flops)
 from .hardware import nic_bytes_per_s, nvlink_busbw_bytes_per_s
 from .memory import WEIGHT_BYTES, gradient_bytes_per_param
 from .parallelism import RECOMPUTE_MODES
@@ -26,7 +27,8 @@ class WorkloadContext:
                  "layer_params", "params", "dropout", "flash", "peak_flops", "flops_rate", "hbm_rate",
                  "nvlink_rate", "nic_rate", "device_bytes", "gpus_per_node", "gpus", "nodes",
                  "batch_sequences", "tokens_per_step", "state_bytes", "grad_bytes", "training_tokens",
-                 "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "recompute_flops",
+                 "loader_tokens_per_s_per_node", "storage_read_bytes_per_s", "model_flops", "causal_model_flops",
+                 "recompute_flops",
                  "failures", "per_op_selective", "fp8_inputs", "gathered_inputs", "loss_bytes_per_logit",
                  "pipeline_schedule", "recompute_modules", "module_recompute", "selective_differs")
 
@@ -84,6 +86,7 @@ class WorkloadContext:
         self.loader_tokens_per_s_per_node = w.loader_tokens_per_s_per_node
         self.storage_read_bytes_per_s = w.storage_read_gbps * 1e9
         self.model_flops = shape_model_flops(w.batch_sequences, w.seq_len, shape)
+        self.causal_model_flops = self.model_flops - causal_masked_flops(w.batch_sequences, w.seq_len, shape)
         self.recompute_flops = {mode: shape_recompute_flops(w.batch_sequences, w.seq_len, shape, mode,
                                                             w.flash_attention)
                                 for mode in RECOMPUTE_MODES}

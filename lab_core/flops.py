@@ -120,6 +120,19 @@ def shape_model_flops(B, s, shape):
     return 3.0 * (per_pass + mtp_extra_forward_flops(B, s, shape))
 
 
+def causal_masked_flops(B, s, shape):
+    """The half of the attention core's FLOPs in shape_model_flops that a causal mask zeroes
+    (forward and backward, every layer with attention, the multi-token-prediction ones
+    included): Korthikanti's Eq 7 counts the whole score matrix, a causal kernel computes
+    about half of it (FlashAttention-2, arXiv:2307.08691 Sec 4.2: the standard formula
+    over-counts). Megatron-Core counts the core once, "/ 2 # causal mask"
+    (megatron/training/training.py, num_floating_point_operations, 2026), as MaxText has
+    since July 2025 (AI-Hypercomputer/maxtext pull request 1988); torchtitan and PaLM's
+    formula count all of it."""
+    core = layer_forward_flops(B, s, shape.hidden, 0.0, shape.kv_ratio, shape.attention)[1]
+    return 1.5 * (shape.dense_layer_count + shape.moe_layer_count) * core
+
+
 def shape_recompute_flops(B, s, shape, recompute, flash_attention):
     """recompute_flops for any shape (full recompute replays each layer's forward,
     the multi-token-prediction layers' too)."""

@@ -61,6 +61,7 @@ LAYOUT = (
         ("hardware_flops_per_step", "hardware_flops_per_step"),
         ("model_flops_per_s_per_gpu", "model_flops_per_s_per_gpu"),
         ("mfu", "mfu"),
+        ("mfu_causal", "mfu_causal"),
         ("hfu", "hfu"),
     )),
     ("training", (
@@ -207,6 +208,7 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.hardware_flops_per_step = rates.hardware_flops
     r.model_flops_per_s_per_gpu = rates.model_flops_per_s_per_gpu
     r.mfu = rates.mfu
+    r.mfu_causal = rates.mfu_causal
     r.hfu = rates.hfu
     r.training_tokens = ctx.training_tokens
     r.train_time_s = rates.train_time_s
