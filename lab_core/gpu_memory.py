@@ -48,24 +48,31 @@ class Stage:
     embedding or the output layer, and `outputs`: the output layer's passes
     (1 + mtp on the stage with it, else 0; shape.ModelShape.output_passes)."""
 
-    __slots__ = ("kind", "layers", "dense", "moe", "index", "embedding", "output", "mtp", "outputs")
+    __slots__ = ("kind", "layers", "dense", "moe", "index", "embedding", "output", "mtp", "outputs", "copies")
 
-    def __init__(self, kind, layers, index, embedding, output, dense, mtp=0):
+    def __init__(self, kind, layers, index, embedding, output, dense, mtp=0, copies=1):
         self.kind, self.layers, self.index, self.embedding, self.output = kind, layers, index, embedding, output
         self.dense = dense
         self.moe = layers - dense
         self.mtp = mtp
         self.outputs = 1 + mtp if output else 0
+        # The pipeline stages this kind stands for (stages(): middle ones alike in their layers).
+        self.copies = copies
 
 
 def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None, mtp=0):
-    """The stage kinds worth costing: first, second (the heaviest middle one) and last.
+    """The stage kinds worth costing: first, the heaviest middle ones and last.
 
     dense_layers: how many of the model's leading layers have a dense MLP
     (None: all of them); they sit on the first stages in order. mtp: the
     multi-token-prediction layers, of the last layer's kind, on the stage with
     the output layer (Megatron-Core's default placement, docs/user-guide/
     features/multi_token_prediction.md "Pipeline Parallel Layout for MTP").
+    Middle stages alike in their layers are one kind, costed at the lowest
+    index of them (the most micro-batches in flight; all take as long): one
+    kind, unless the dense layers spill past the first stage, when the middle
+    stages with only dense layers, the one with some and those with none are
+    three (the last are the heaviest in time wherever an expert layer is).
     """
     total = first_layers + max(pp - 2, 0) * middle_layers + (last_layers if pp > 1 else 0)
     dense = total if dense_layers is None else dense_layers
@@ -75,10 +82,23 @@ def stages(pp, first_layers, middle_layers, last_layers, dense_layers=None, mtp=
         return (Stage("first", first_layers + mtp, 0, True, True, min(dense, first_layers) + extra_dense, mtp),)
     out = [Stage("first", first_layers, 0, True, False, min(dense, first_layers))]
     if pp > 2:
-        out.append(Stage("middle", middle_layers, 1, False, False, min(max(dense - first_layers, 0), middle_layers)))
+        out.extend(_middle_stages(pp - 2, middle_layers, max(dense - first_layers, 0)))
     out.append(Stage("last", last_layers + mtp, pp - 1, False, True,
                      max(0, dense - (total - last_layers)) + extra_dense, mtp))
     return tuple(out)
+
+
+def _middle_stages(count, layers, dense):
+    """Stages of stages()'s `count` middle stages of `layers` each, which hold the first
+    `dense` dense layers in order: one per run of stages alike (index 1 on)."""
+    full, partial = divmod(min(dense, count * layers), layers)
+    runs = ((full, layers), (1 if partial else 0, partial), (count - full - (1 if partial else 0), 0))
+    out, index = [], 1
+    for copies, held in runs:
+        if copies > 0:
+            out.append(Stage("middle", layers, index, False, False, held, copies=copies))
+            index += copies
+    return out
 
 
 def model_stages(ctx, pp, first_layers, middle_layers, last_layers):

@@ -38,14 +38,13 @@ def recomputed_layers(stage, par):
 
 def model_recomputed_layers(stages, par):
     """(dense, mixture-of-experts) layers of the whole model that recompute fully:
-    recomputed_layers of each kind of stage (gpu_memory.stages: first, middle,
-    last) times the stages of that kind (pp - 2 middle ones)."""
+    recomputed_layers of each kind of stage (gpu_memory.stages) times the stages
+    of that kind (Stage.copies)."""
     dense = moe = 0
     for stage in stages:
-        copies = par.pp - 2 if stage.kind == "middle" else 1
         stage_dense, stage_moe = recomputed_layers(stage, par)
-        dense += copies * stage_dense
-        moe += copies * stage_moe
+        dense += stage.copies * stage_dense
+        moe += stage.copies * stage_moe
     return dense, moe
 
 
