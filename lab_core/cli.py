@@ -15,8 +15,9 @@ from .inputs import INPUT_SPECS
 from .parallelism import RECOMPUTE_MODES, Parallelism
 from .workload import Workload
 
-PARALLEL_FLAGS = (("tp", int), ("pp", int), ("dp", int), ("zero", int), ("micro_batch", int), ("interleave", int),
-                  ("recompute_layers", int))
+PARALLEL_FLAGS = (("tp", int), ("pp", int), ("cp", int), ("dp", int), ("ep", int), ("zero", int), ("dp_shard", int),
+                  ("micro_batch", int), ("interleave", int), ("recompute_layers", int), ("first_stage_layers", int),
+                  ("last_stage_layers", int))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,13 +94,15 @@ def main(argv=None):
         data = {spec.name: getattr(args, spec.name) for spec in INPUT_SPECS
                 if getattr(args, spec.name) is not None}
         workload = Workload.from_dict(data)
-        tp = args.tp or 1
-        pp = args.pp or 1
-        dp = args.dp if args.dp is not None else max(1, workload.gpus // (tp * pp))
-        parallelism = Parallelism(tp=tp, pp=pp, dp=dp, zero=args.zero or 0, recompute=args.recompute,
+        tp, pp, cp = args.tp or 1, args.pp or 1, args.cp or 1
+        dp = args.dp if args.dp is not None else max(1, workload.gpus // (tp * pp * cp))
+        parallelism = Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, ep=args.ep or 1, zero=args.zero or 0,
+                                  dp_shard=args.dp_shard or 0, recompute=args.recompute,
                                   sequence_parallel=args.sequence_parallel,
                                   micro_batch=args.micro_batch or 1, interleave=args.interleave or 1,
-                                  recompute_layers=args.recompute_layers or 0)
+                                  recompute_layers=args.recompute_layers or 0,
+                                  first_stage_layers=args.first_stage_layers or 0,
+                                  last_stage_layers=args.last_stage_layers or 0)
         report = evaluate(workload, parallelism)
     except LabInputError as err:
         print(f"error: {err}", file=sys.stderr)

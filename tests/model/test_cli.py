@@ -76,3 +76,25 @@ def test_recompute_layers_is_a_flag():
     for extra in (["--recompute-layers", "4"], ["--recompute", "full", "--recompute-layers", "13"]):
         bad = run(*[a for a in ARGS if a != "selective" and a != "--recompute"] + extra)
         assert bad.returncode == 2 and "recompute_layers" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_context_expert_and_uneven_pipeline_flags():
+    """--cp, --ep, --dp-shard and the first/last stage layers, as Parallelism takes them (DP defaults to
+    the GPUs over TP x PP x CP); a bad one is an input error naming it."""
+    moe = ["evaluate", "--params", "47e9", "--layers", "30", "--experts", "8", "--experts-per-token", "2",
+           "--gpus", "64", "--seq-len", "8192", "--global-batch-tokens", "1048576", "--tp", "2", "--pp", "4",
+           "--cp", "2", "--ep", "8", "--first-stage-layers", "6", "--last-stage-layers", "8",
+           "--recompute", "selective", "--sequence-parallel", "--json"]
+    out = run(*moe)
+    assert out.returncode == 0, out.stderr
+    want = evaluate(Workload(params=47e9, layers=30, experts=8, experts_per_token=2, gpus=64, seq_len=8192,
+                             global_batch_tokens=1048576),
+                    Parallelism(tp=2, pp=4, cp=2, dp=4, ep=8, first_stage_layers=6, last_stage_layers=8,
+                                recompute="selective", sequence_parallel=True)).to_dict()
+    assert json.loads(out.stdout) == json.loads(json.dumps(want))
+    shard = run(*ARGS[:-3], "--zero", "3", "--dp-shard", "8", "--json")
+    assert shard.returncode == 0, shard.stderr
+    assert json.loads(shard.stdout)["parallelism"]["dp_shard"] == 8
+    for extra, field in ((["--ep", "3"], "ep"), (["--cp", "3"], "cp"), (["--first-stage-layers", "100"], "first_stage_layers")):
+        bad = run(*moe[:-1], *extra)
+        assert bad.returncode == 2 and field in bad.stderr and "Traceback" not in bad.stderr, (extra, bad.stderr)
