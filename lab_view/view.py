@@ -269,16 +269,19 @@ def _plan_items(par, report, catalog, workload):
 
 # MFU counts the attention core's whole score matrix (Korthikanti's Eq 7); where counting the
 # half a causal mask keeps once (throughput.mfu_causal) changes it by this share or more, the
-# figure gives both: at long sequences Eq 7's count passes what the kernels compute, even 100%.
+# figure's note gives the other: at long sequences Eq 7's count passes what the kernels compute,
+# even 100%.
 MFU_COUNTS_DIFFER = 0.10
 
 
-def _mfu_text(rates, fmt, catalog):
-    """The MFU figure: Eq 7's, and the causal count beside it where the two differ (MFU_COUNTS_DIFFER)."""
-    mfu = fmt(rates["mfu"], "percent")
+def _figure_notes(report, catalog):
+    """A line under a key figure, "" for none: under MFU (Eq 7's), the causal count where the
+    two differ (MFU_COUNTS_DIFFER)."""
+    rates = report["throughput"]
     if rates["mfu_causal"] > (1.0 - MFU_COUNTS_DIFFER) * rates["mfu"]:
-        return mfu
-    return catalog["lab"]["mfu_counted_once"].format(mfu=mfu, causal=fmt(rates["mfu_causal"], "percent"))
+        return {"mfu": ""}
+    causal = format_quantity(rates["mfu_causal"], "percent", catalog["units"])
+    return {"mfu": catalog["lab"]["mfu_counted_once"].format(causal=causal)}
 
 
 def _figures(plan, report, catalog):
@@ -287,7 +290,7 @@ def _figures(plan, report, catalog):
     checkpoint = plan["checkpoint"]
     return {
         "tokens_per_s": fmt(report["throughput"]["tokens_per_s"], "tokens_per_s"),
-        "mfu": _mfu_text(report["throughput"], fmt, catalog),
+        "mfu": fmt(report["throughput"]["mfu"], "percent"),
         "step": fmt(report["time"]["step_s"], "duration"),
         "time_to_train": fmt(checkpoint["train_time_with_failures_s"], "duration"),
         "gpu_hours": fmt(report["training"]["gpu_hours_with_failures"], "params"),
@@ -553,7 +556,8 @@ def _thresholds(catalog):
 
 # The parts of the view a slider move changes at once (render_core): the first
 # answer to a move carries only these; the page keeps the rest until the full answer.
-CORE_PARTS = ("values", "derived", "stage", "meters", "plan", "memory_bar", "time_bar", "figures", "accuracy")
+CORE_PARTS = ("values", "derived", "stage", "meters", "plan", "memory_bar", "time_bar", "figures", "figure_notes",
+              "accuracy")
 
 
 def render_core(result, report, catalog, kinds):
@@ -571,6 +575,7 @@ def render_core(result, report, catalog, kinds):
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
         "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
         "figures": _figures(plan, report, catalog),
+        "figure_notes": _figure_notes(report, catalog),
         "accuracy": accuracy_text(result["workload"], catalog),
     }
 

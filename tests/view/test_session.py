@@ -344,3 +344,19 @@ def test_a_small_moe_with_leading_dense_layers_draws_its_curves(sessions, lang):
                "export": "deepspeed", "pins": True}
     out = json.loads(sessions[lang].handle(json.dumps(request)))
     assert out["ok"] and out["curves"] and out["export"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_mfu_carries_the_causal_count_where_the_counts_differ(sessions, lang):
+    """Eq 7's MFU passes 100% on a small model at 131,072 tokens; the note under it gives the count
+    with a causal mask's kept half counted once (throughput.mfu_causal), and stays empty where the
+    two are close (the lab's default)."""
+    inputs = default_inputs()
+    plain = sessions[lang].evaluate(inputs)["view"]
+    assert plain["figure_notes"] == {"mfu": ""}
+    inputs.update(params=1.3e9, gpus=8, seq_len=131072, global_batch_tokens=4 * 1048576)
+    view = sessions[lang].evaluate(inputs)["view"]
+    mfu = float(view["figures"]["mfu"].rstrip("%"))
+    note = view["figure_notes"]["mfu"]
+    causal = float(re.search(r"(\d+(\.\d+)?)%", note).group(1))
+    assert mfu > 90.0 and causal < 60.0 and "causal" in note
