@@ -64,3 +64,34 @@ def test_partial_recompute_counts_each_run_of_middle_stages():
     kinds = stages(16, 1, 3, 1, 3)
     # One layer of each stage: the first's dense one, the second's first (dense), then 13 expert ones and the last's.
     assert model_recomputed_layers(kinds, par) == (2, 14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), log_params=st.floats(min_value=23.0, max_value=27.0), experts=st.sampled_from([8, 16, 64]),
+       per_token=st.sampled_from([1, 2, 8]), dense_layers=st.integers(0, 4),
+       gpus=st.sampled_from([16, 32, 64, 128]), seq_exp=st.integers(9, 13))
+def test_no_layout_of_the_planners_space_passes_peak(data, log_params, experts, per_token, dense_layers, gpus,
+                                                      seq_exp):
+    """Over the layouts the planner weighs (uneven splits included), a mixture of experts with
+    leading dense layers never computes faster than the GPU's peak, counted as its kernels run."""
+    from lab_core import LabInputError
+    from lab_core.planner.space import space_for
+    import math
+    seq = 2 ** seq_exp
+    try:
+        w = Workload(params=math.exp(log_params), experts=experts, experts_per_token=min(per_token, experts),
+                     dense_layers=dense_layers, gpus=gpus, seq_len=seq, global_batch_tokens=256 * seq)
+    except LabInputError:
+        return
+    grids = space_for(w).layouts(gpus)
+    if not grids:
+        return
+    g = data.draw(st.sampled_from(grids))
+    par = Parallelism(tp=g.tp, cp=g.cp, pp=g.pp, dp=g.dp, ep=g.ep, first_stage_layers=g.first,
+                      last_stage_layers=g.last, recompute=data.draw(st.sampled_from(["none", "selective", "full"])),
+                      sequence_parallel=g.tp > 1)
+    try:
+        report = evaluate(w, par)
+    except LabInputError:
+        return
+    assert 0.0 < report.mfu_causal < 1.0
