@@ -157,7 +157,7 @@ def _moe_hidden(params, seq_len, layers, vocab, ffn_hidden, moe):
         above = total(hidden) - params
         if above >= 0.0:
             return hidden if below is None or above <= below[0] else below[1]
-        below = (params - total(hidden), hidden)
+        below = (-above, hidden)
 
 
 def _rounded_layers(layers):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab_core import LabInputError, Parallelism, Workload, evaluate
+from lab_core.context import context_for
 from lab_core.flops import causal_masked_flops, model_flops_eq7
 
 
@@ -19,8 +20,9 @@ def test_the_masked_half_is_half_of_eq7s_attention_term():
                  global_batch_tokens=1536 * 2048)
     B, s, l, h = w.batch_sequences, w.seq_len, 96, 12288
     assert causal_masked_flops(B, s, w.shape) == pytest.approx(6.0 * B * s * s * l * h, rel=1e-12)
-    eq7_without_core = model_flops_eq7(B, s, l, h, 51200) - 12.0 * B * s * s * l * h
-    assert eq7_without_core < model_flops_eq7(B, s, l, h, 51200) - causal_masked_flops(B, s, w.shape)
+    # What mfu_causal counts: Eq 7 less that half.
+    eq7 = model_flops_eq7(B, s, l, h, 51200)
+    assert context_for(w).causal_model_flops == pytest.approx(eq7 - 6.0 * B * s * s * l * h, rel=1e-12)
 
 
 def test_a_small_model_at_long_context_reads_under_peak_counted_once():
