@@ -233,3 +233,17 @@ def test_loader_keeps_lines_and_repeated_keys():
     with pytest.raises(YamlProblem) as info:
         load_text("a: [1,\n")
     assert info.value.line == 2
+
+
+@pytest.mark.parametrize("value", ["42", "true", "[a, b]", "{a: 1}", "null", "1.5"])
+def test_a_text_field_given_another_type_is_one_problem_not_a_traceback(tmp_path, value):
+    """A field of plain text (here the source's id) given a number, a list, a mapping or null: the
+    schema's "no HTML" rule holds for non-text, and its message once searched it as text and raised
+    TypeError (found by mutating the shipped files at random, 2026-12)."""
+    body = (SCENARIOS / "bloom-176b.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "bloom-176b.yaml"
+    path.write_text(body.replace("  id: bigscience-workshop/bigscience train/tr11-176B-ml/README.md",
+                                 f"  id: {value}"), encoding="utf-8")
+    _, problems = check_scenario_file(path)
+    texts = [str(p) for p in problems]
+    assert any("bloom-176b.yaml:46: source.id: must be text" in t for t in texts), texts

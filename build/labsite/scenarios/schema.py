@@ -153,6 +153,8 @@ def _problems_of(error, data, root):
             message = f"{shown(value)} {message}"
         return [(line, here, message, _described(node, root))]
     if kind == "not":
+        if not isinstance(value, str):
+            return []  # a pattern holds for any non-string: the field's type error says what is wrong
         found = re.search(error.validator_value["pattern"], value)
         return [(line, here, f"contains HTML, script or control characters ({found.group(0)!r}); "
                              "it would be shown escaped", _described(node, root))]
