@@ -369,7 +369,9 @@ def _recommend(workload, pins, budget, hint):
         plan.no_fit = _no_fit(workload, cand, None, usable)
         plan.no_fit["fewest_recompute_layers"] = fewest_fitting(w, cand.parallelism, usable)
     else:
-        cand = result.closest
+        # The closest plan as the reader pinned it: with their count of recompute layers (the search
+        # weighs every layer recomputed, the least memory).
+        cand = recompute_layers(w, result.closest, usable, layers_pin) if layers_pin else result.closest
         plan.fits = False
         plan.no_fit = yield from _no_fit_steps(workload, pins, cand, usable, budget, lambda: smallest_fitting_steps(
             requested, space, usable, floor=floor, accept=None if pinned is None else pinned.allows_grid))

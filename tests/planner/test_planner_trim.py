@@ -97,6 +97,19 @@ def test_a_pinned_count_is_the_plans_own_and_pins_full_recompute():
     assert not plan.fits or plan.report.memory_bytes <= _usable(w)
 
 
+def test_where_nothing_fits_the_closest_plan_keeps_the_pinned_count():
+    """Nothing fits even with every layer recomputed: the closest plan shown is the reader's, with
+    their pinned count, not the search's every-layer plan (a random sweep of pins found the plan
+    and its pins disagreeing, 2026-12); its memory is the pinned count's."""
+    w = Workload(params=88.2e9, gpus=8, seq_len=2048, gpu="b200_192gb", global_batch_tokens=2097152)
+    every = recommend(w, pins={"tp": 1, "zero": 1})
+    pinned = recommend(w, pins={"tp": 1, "zero": 1, "recompute_layers": 1})
+    assert not every.fits and not pinned.fits and every.parallelism.recompute_layers == 0
+    assert pinned.parallelism == replace(every.parallelism, recompute_layers=1)
+    assert pinned.pins["recompute_layers"] == 1
+    assert pinned.no_fit["memory_bytes"] == evaluate(w, pinned.parallelism).memory_bytes > every.no_fit["memory_bytes"]
+
+
 def test_pinned_counts_that_cannot_be_name_what_can():
     w = Workload(**dict(FULL_RECOMPUTE[0], params=70e9, layers=80, hidden=8192, heads=64, kv_heads=8,
                         ffn_hidden=43008, vocab=128256))
