@@ -56,11 +56,18 @@ def per_layer_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     if flash_attention or recompute == "selective":
         scores = 0.0
     else:
-        scores = (5.0 if dropout else 2.0) * a * s / h
+        scores = scores_units(dropout) * a * s / h
     if sequence_parallel:
         gathered = gathered_input_bytes(s, b, h, t, gathered_inputs) if gathered_inputs else 0.0
         return sbh / t * (replicated + sharded + scores) + gathered
     return sbh * (replicated + sharded / t + scores / t)
+
+
+def scores_units(dropout):
+    """Bytes per attention score (a s^2 b of them per layer) the attention core writes and keeps
+    without flash attention: the 16-bit softmax output, its 1-byte dropout mask and the dropout's
+    16-bit output, 5 (arXiv:2205.05198 Sec 4.1: 2 + 1 + 2); without dropout the softmax output, 2."""
+    return 5.0 if dropout else 2.0
 
 
 def gathered_input_bytes(s, b, h, t, value_bytes):

@@ -24,7 +24,7 @@ Table 4). The constants are calibrated there (see calibration.py).
 """
 from dataclasses import dataclass
 
-from .activations import per_layer_bytes
+from .activations import per_layer_bytes, scores_units
 from . import calibration as cal
 from .comms import ring_time
 from .flops import layer_forward_flops, logits_forward_flops
@@ -105,20 +105,22 @@ def layer_times(s, b, h, a, f, t, sequence_parallel, recompute, flash_attention,
         if flash_attention or modules is None:
             extra += core_replay
         elif "core_attn" in modules:
-            extra += core_replay + _scores_traffic(a, s, b, t, hbm_rate)
+            extra += core_replay + _scores_traffic(a, s, b, t, hbm_rate, dropout)
     elif flash_attention:
         extra = core_replay
     elif recompute == "selective":
-        extra = core_replay + _scores_traffic(a, s, b, t, hbm_rate)
+        extra = core_replay + _scores_traffic(a, s, b, t, hbm_rate, dropout)
     else:
         extra = 0.0
     return LayerTimes(forward, backward, extra, tp_comm, gemm_s, attention_s)
 
 
-def _scores_traffic(a, s, b, t, hbm_rate):
-    """Seconds of the attention core's softmax, dropout and score tensors written again when
-    selective recompute replays it without flash attention: the 5 a s^2 b / t bytes."""
-    return cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * 5.0 * a * s * s * b / t / hbm_rate
+def _scores_traffic(a, s, b, t, hbm_rate, dropout):
+    """Seconds of the attention core's score tensors written again when selective recompute
+    replays it without flash attention: the ones the forward wrote, scores_units(dropout) a s^2 b / t
+    bytes (5 with the softmax's dropout, 2 without: activations.per_layer_bytes). So the replay
+    never costs more than the forward it is part of, which full recompute replays whole."""
+    return cal.ELEMENTWISE_TRAFFIC_PER_ACTIVATION_BYTE * scores_units(dropout) * a * s * s * b / t / hbm_rate
 
 
 def logits_times(s, b, h, vocab, t, flops_rate, hbm_rate):
