@@ -229,14 +229,17 @@ def layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batc
 
 
 def stage_terms(stage, kinds):
-    """stage_activation_terms of a stage from its layer_kind_activations."""
-    (per_layer, working), moe = kinds
-    layers = stage.dense * per_layer
-    if stage.moe:
-        moe_layer, moe_working = moe
-        layers += stage.moe * moe_layer
-        per_layer, working = max(per_layer, moe_layer), max(working, moe_working)
-    return per_layer, layers, working
+    """stage_activation_terms of a stage from its layer_kind_activations: the largest layer
+    and working set are those of the kinds of layer the stage holds (a stage of expert layers
+    alone has no dense layer's working set)."""
+    dense, moe = kinds
+    if not stage.moe:
+        return dense[0], stage.dense * dense[0], dense[1]
+    moe_layer, moe_working = moe
+    if not stage.dense:
+        return moe_layer, stage.moe * moe_layer, moe_working
+    return (max(dense[0], moe_layer), stage.dense * dense[0] + stage.moe * moe_layer,
+            max(dense[1], moe_working))
 
 
 def layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed_width=0.0, dispatched=0.0):
