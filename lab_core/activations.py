@@ -101,18 +101,19 @@ def working_bytes(s, b, h, a, t=1, sequence_parallel=False, recompute="none",
     Recomputation trades stored activations for a transient peak: while one
     layer runs its backward, what was dropped is in memory again. Source:
     Chen et al. arXiv:1604.06174 Sec 4 (peak memory = the kept checkpoints +
-    one segment's activations). Full recompute rebuilds the whole layer
-    (per_layer_bytes without recompute); selective rebuilds only the
-    attention scores (arXiv:2205.05198 Sec 5); with flash attention nothing
+    one segment's activations, the checkpoint being the segment's input). So
+    the working set is what was dropped: full recompute rebuilds the whole
+    layer (per_layer_bytes without recompute) but its input, the checkpoint
+    kept already, which the replayed forward reads in place (Megatron's
+    CheckpointFunction saves the input tensor itself); selective rebuilds only
+    the attention scores (arXiv:2205.05198 Sec 5); with flash attention nothing
     s x s is ever stored, so there is nothing to rebuild.
     """
     if recompute == "none":
         return 0.0
     whole = per_layer_bytes(s, b, h, a, t, sequence_parallel, "none", flash_attention, ffn_hidden, kv_ratio, dropout,
                             fp8_inputs, gathered_inputs, attention)
-    if recompute == "full":
-        return whole
-    return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, "selective", flash_attention, ffn_hidden,
+    return whole - per_layer_bytes(s, b, h, a, t, sequence_parallel, recompute, flash_attention, ffn_hidden,
                                    kv_ratio, dropout, fp8_inputs, gathered_inputs, attention)
 
 

@@ -112,19 +112,23 @@ def test_more_compute_never_shortens_a_step():
 @pytest.mark.parametrize("flash", [False, True])
 def test_recompute_working_set_is_one_rebuilt_layer(flash):
     """arXiv:1604.06174 Sec 4: peak = kept checkpoints + one segment. Full
-    recompute rebuilds a whole layer, selective only the scores (nothing with
-    flash attention), no recompute rebuilds nothing."""
+    recompute rebuilds a whole layer but its input, the checkpoint it keeps
+    already (read in place, not copied), selective only the scores (nothing
+    with flash attention), no recompute rebuilds nothing."""
     from lab_core.activations import per_layer_bytes
 
     w = Workload(params=1e9, layers=48, hidden=6144, heads=64, vocab=51200, gpus=8, seq_len=2048,
                  global_batch_tokens=4 * 2048, flash_attention=flash)
     args = (2048, 4, 6144, 64, 8, True)
     whole = per_layer_bytes(*args, "none", flash)
-    expected = {"none": 0.0, "full": whole, "selective": whole - per_layer_bytes(*args, "selective", flash)}
+    expected = {"none": 0.0, "full": whole - per_layer_bytes(*args, "full", flash),
+                "selective": whole - per_layer_bytes(*args, "selective", flash)}
     for recompute, working in expected.items():
         r = evaluate(w, Parallelism(tp=8, pp=1, dp=1, recompute=recompute, sequence_parallel=True, micro_batch=4))
         assert r.activations_working_bytes == pytest.approx(working, rel=1e-12)
     assert expected["selective"] == (0.0 if flash else pytest.approx(5.0 * 64 * 2048 * 2048 * 4 / 8, rel=1e-12))
+    # The kept input: 2 s b h / t bytes with sequence parallelism.
+    assert whole - expected["full"] == pytest.approx(2.0 * 2048 * 4 * 6144 / 8, rel=1e-12)
 
 
 def test_grouped_query_attention_and_no_dropout_shrink_what_they_should():
@@ -161,3 +165,33 @@ def test_kv_heads_must_divide_heads_and_be_split_by_tensor_parallelism():
     with pytest.raises(LabInputError) as info:
         evaluate(w, Parallelism(tp=4, pp=1, dp=2))
     assert info.value.field == "tp" and "kv_heads=2" in str(info.value.allowed)
+
+
+def test_full_recompute_never_keeps_more_than_no_recompute():
+    """The input full recompute keeps is the one its replay reads: a stage holding one layer
+    for one micro-batch keeps the same with and without it, never more (it kept the input
+    twice: 2 s b h / t more than no recompute on such a stage, which made the search's memory
+    floor, full recompute, not the least)."""
+    import random
+
+    from lab_core import LabInputError
+
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(400):
+        layers = rng.choice([2, 4, 6, 8])
+        pp = rng.choice([p for p in (1, 2, 4, 8) if p <= layers])
+        tp = rng.choice([1, 2, 8])
+        kw = dict(params=float(rng.choice([1e8, 1e9, 7e9])), layers=layers, gpus=tp * pp,
+                  seq_len=rng.choice([2048, 8192]), flash_attention=rng.random() < 0.5,
+                  dropout=rng.random() < 0.5, stack=rng.choice(["modern", "torch_native", "megatron_lm_2021"]))
+        kw["global_batch_tokens"] = kw["seq_len"] * pp * rng.choice([1, 2])
+        par = dict(tp=tp, pp=pp, dp=1, sequence_parallel=tp > 1, micro_batch=1)
+        try:
+            w = Workload(**kw)
+            none, full = (evaluate(w, Parallelism(recompute=mode, **par)).memory_bytes for mode in ("none", "full"))
+        except LabInputError:
+            continue
+        checked += 1
+        assert full <= none * (1 + 1e-12)
+    assert checked > 200
