@@ -100,7 +100,9 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     order puts tensor parallelism innermost, then context, then data
     parallelism (pipeline outermost), so gpus_per_node / t of a data-parallel
     group share a node. Routed experts sync over the GPUs holding the same
-    experts (gpu_memory.expert_shard_ranks), ep apart in rank order.
+    experts (gpu_memory.expert_shard_ranks), ep apart in rank order. All of
+    that traffic hides behind one step's compute (Room): what one class hides
+    the next cannot.
     """
     shared, expert = sync_params
     ranks = par.sync_ranks
@@ -116,29 +118,83 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     # (v - 1)/v of p - 1 more micro-batches. The parameter all-gather hides
     # behind the first group's forwards the same way.
     group = 1.0 + (par.interleave - 1.0) / par.interleave * (par.pp - 1.0)
-    windows = (group * (mb.backward + mb.recompute), group * mb.forward)
+    room = Room(group * (mb.backward + mb.recompute), group * mb.forward, mb.forward + mb.backward + mb.recompute)
     out.dp_total = out.dp_exposed = out.zero_total = out.zero_exposed = 0.0
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
-            ctx, par, micro_batches, mb, shard, min(per_node, shard))
+            ctx, par, micro_batches, mb, shard, min(per_node, shard), room)
     else:
-        _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, windows, micro_batches, mb))
+        _add(out, _replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, room, micro_batches))
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
-        _add(out, (across, _reduction_exposed(ctx, across, bucket, windows[0])))
+        _add(out, (across, room.reduction(ctx, across, bucket)))
         if par.zero >= 2 and syncs_replicas_every_backward(ctx.stack):
-            _add(out, _unhidden(ctx, earlier_syncs(across, micro_batches, mb)))
+            _add(out, room.earlier(ctx, across, micro_batches))
     if expert:
         expert_ranks = par.tp * par.cp * par.dp // par.ep
         expert_per_node = group_per_node(ctx, par.ep)
-        _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
-                               windows, micro_batches if par.zero == 2 else 1, mb))
+        _add(out, _replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
+                                room, micro_batches if par.zero == 2 else 1))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
     out.dp_exposed += cal.COMM_CONTENTION * hidden
     out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
     if expert:
         out.optimizer += optimizer_time(ctx, expert, par.tp * par.cp * par.dp // par.ep, par.zero)
     return out
+
+
+class Room:
+    """Compute one step has left to hide the modern stack's data-parallel traffic
+    behind, in seconds: the last micro-batch's backward (gradient reductions),
+    the first forward (the updated weights' all-gather) and each earlier
+    micro-batch's forward and backward (what is synced after every micro-batch).
+    Each traffic class takes what it hides, so compute hides communication once
+    however many classes share it (ZeRO-3's per-layer traffic, hybrid sharding's
+    all-reduce across replicas, the routed experts' sync; the same rule as the
+    2021 stack's one window, calibration.DP_OVERLAP_FRACTION). The total hidden
+    does not depend on the order the classes take it in."""
+
+    __slots__ = ("backward", "forward", "between")
+
+    def __init__(self, backward, forward, between):
+        self.backward, self.forward, self.between = backward, forward, between
+
+    def behind_forward(self, total, bucket):
+        """Exposed seconds of a bucketed all-gather behind the forward left (_exposed)."""
+        exposed = _exposed(total, bucket, self.forward)
+        self.forward -= total - exposed
+        return exposed
+
+    def reduction(self, ctx, total, bucket):
+        """Exposed seconds of a bucketed gradient reduction behind the backward left, or all
+        of it without Workload.grad_reduce_overlap (which then takes no room)."""
+        if not ctx.grad_overlap:
+            return total
+        exposed = _exposed(total, bucket, self.backward)
+        self.backward -= total - exposed
+        return exposed
+
+    def earlier(self, ctx, seconds, micro_batches):
+        """(total, exposed) of a sync of `seconds` after each micro-batch before the last
+        (earlier_syncs), each behind what is left of that micro-batch's compute."""
+        earlier = micro_batches - 1
+        if earlier <= 0:
+            return 0.0, 0.0
+        if not ctx.grad_overlap:
+            return earlier * seconds, earlier * seconds
+        exposed = excess(seconds, self.between)
+        self.between -= seconds - exposed
+        return earlier * seconds, earlier * exposed
+
+    def take(self, forward, backward):
+        """Take what ZeRO-3's per-layer traffic hides in each micro-batch's forward and backward."""
+        self.forward = _less(self.forward, forward)
+        self.backward = _less(self.backward, backward)
+        self.between = _less(self.between, forward + backward)
+
+
+def _less(window, used):
+    return window - used if window > used else 0.0
 
 
 def group_per_node(ctx, inner):
@@ -159,21 +215,28 @@ def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batche
     (context.layer_gather_bytes: Megatron-Core's --fp8-param-gather with the
     distributed optimizer, torchao's FP8 all-gather under FSDP2); the embedding
     and output layer, which stay 16-bit, are counted in FP8 too (a teaching
-    assumption that shortens the gather of a stage that holds them)."""
+    assumption that shortens the gather of a stage that holds them).
+    `windows`: (backward, forward) seconds of compute it alone hides behind."""
+    between = mb.forward + mb.backward + mb.recompute if mb is not None else 0.0
+    return _replica_sync(ctx, params, ranks, ranks_per_node, zero, Room(windows[0], windows[1], between),
+                         micro_batches)
+
+
+def _replica_sync(ctx, params, ranks, ranks_per_node, zero, room, micro_batches):
+    """replica_sync behind what is left of one step's compute (Room), taking what it hides."""
     if ranks <= 1 or params <= 0.0:
         return 0.0, 0.0
-    backward_window, forward_window = windows
     factor = 2.0 if zero == 0 else 1.0
     reduce, bucket = bucket_times(ctx, params * ctx.grad_bytes, ranks, ranks_per_node, factor)
-    total, exposed = reduce, _reduction_exposed(ctx, reduce, bucket, backward_window)
+    total, exposed = reduce, room.reduction(ctx, reduce, bucket)
     if zero == 2 and micro_batches > 1:
-        earlier, hidden_behind = _unhidden(ctx, earlier_syncs(reduce, micro_batches, mb))
+        earlier, hidden_behind = room.earlier(ctx, reduce, micro_batches)
         total += earlier
         exposed += hidden_behind
     if zero >= 1:
         gather, bucket = bucket_times(ctx, ctx.layer_gather_bytes * params, ranks, ranks_per_node, 1.0)
         total += gather
-        exposed += _exposed(gather, bucket, forward_window)
+        exposed += room.behind_forward(gather, bucket)
     return total, exposed
 
 
@@ -196,17 +259,6 @@ def earlier_syncs(seconds, micro_batches, mb, share=1.0):
     return earlier * seconds, earlier * excess(seconds, between)
 
 
-def _reduction_exposed(ctx, total, bucket, window):
-    """Exposed seconds of a bucketed gradient reduction behind the backward `window` (_exposed),
-    or all of it without Workload.grad_reduce_overlap."""
-    return _exposed(total, bucket, window) if ctx.grad_overlap else total
-
-
-def _unhidden(ctx, times):
-    """(total, exposed) of a gradient sync as Workload.grad_reduce_overlap leaves it: all exposed when off."""
-    return times if ctx.grad_overlap else (times[0], times[0])
-
-
 def _add(out, times):
     out.dp_total += times[0]
     out.dp_exposed += times[1]
@@ -218,7 +270,7 @@ def _exposed(total, bucket, window):
     return bucket + excess(total - bucket, window)
 
 
-def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
+def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node, room=None):
     """(gather total, gather exposed, reduce total, reduce exposed) seconds per step
     of fully sharded data parallelism as PyTorch FSDP runs it.
 
@@ -230,7 +282,7 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     forward and the last reduce-scatter are exposed; the embedding and output
     layer are one more unit gathered first. Collectives over the shard group
     use the hierarchical link model (comms.group_time: each GPU's NIC carries
-    1/k of a node's traffic).
+    1/k of a node's traffic). What it hides it takes from `room` (Room), when given.
     """
     gather, reduce, gather_embedding, reduce_embedding = fsdp_unit_times(ctx, par.tp, par.ep, shard, shard_per_node)
     layers = mb.layers
@@ -239,10 +291,16 @@ def fsdp_times(ctx, par, micro_batches, mb, shard, shard_per_node):
     m = micro_batches
     gather_total = m * (2.0 * layers * gather + gather_embedding)
     reduce_total = m * (layers * reduce + reduce_embedding)
+    hidden_forward = layers * gather + gather_embedding - forward
     if not ctx.grad_overlap:
         # Each layer's reduce-scatter waits for the backward; its gathers still prefetch.
-        return gather_total, m * (forward + _behind_layers(windows, gather, 2)), reduce_total, reduce_total
+        backward = _behind_layers(windows, gather, 2)
+        if room is not None:
+            room.take(hidden_forward, layers * gather - backward)
+        return gather_total, m * (forward + backward), reduce_total, reduce_total
     backward = _behind_layers(windows, gather + reduce, 2)
+    if room is not None:
+        room.take(hidden_forward, layers * (gather + reduce) - backward)
     share = gather / (gather + reduce)
     gather_exposed = m * (forward + share * backward)
     reduce_exposed = m * ((1.0 - share) * backward + reduce_embedding)

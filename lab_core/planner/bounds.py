@@ -163,7 +163,8 @@ def _expert_sync_s(ctx, grid):
     """Seconds of the routed experts' gradient sync per step at ZeRO-3 on the modern stack
     (sync.modern_sync: outside the per-layer gathers, a reduce-scatter and the updated
     weights' all-gather over the GPUs that hold the same experts, as below ZeRO-3,
-    hidden behind the same windows); 0 without experts or on the 2021 stack."""
+    hidden behind what the per-layer traffic leaves of the last micro-batch, _Fsdp.with_experts);
+    0 without experts or on the 2021 stack."""
     if not ctx.modern or ctx.shape.experts is None:
         return 0.0
     return _remember(ctx, ("expert sync", _weights_key(grid)), _expert_sync_at, grid)
@@ -430,6 +431,40 @@ class _Fsdp:
         scale = m * self.heavier_layers
         return (scale * (self.gather + self.reduce), scale * (2.0 * self.gather + self.reduce))
 
+    def with_experts(self, B, m, expert, widen):
+        """seconds() with the routed experts' sync of `expert` seconds (_expert_sync_s) in the
+        last micro-batch, whose compute, B / m x `widen` (an interleaved last group), hides
+        it and that micro-batch's own per-layer traffic at most once (sync.Room): its
+        exposure is at least seconds()'s and at least all that traffic beyond the window."""
+        g, r, L = self.gather, self.reduce, self.layers
+        room = B / m / self.heavier_layers
+        y = room if room < g + r else g + r
+        x = room - y
+        exposed = (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
+                   + self.reduce_embedding)
+        last = expert + self.total - B / m * widen
+        if last < exposed:
+            last = exposed
+        return ((1.0 - self.contention) * ((m - 1) * exposed + last)
+                + self.contention * (m * self.total + expert))
+
+    def expert_break_points(self, m, expert, widen):
+        """Busy times where with_experts() may change slope besides break_points(): where the
+        last micro-batch's traffic beyond its window meets each line of seconds()'s exposure,
+        E = a - b x room (room = B / (m x heavier layers)), the window being room x heavier
+        layers x widen."""
+        g, r, L, H = self.gather, self.reduce, self.layers, self.heavier_layers
+        base = self.gather_embedding + g + self.reduce_embedding
+        total = expert + self.total
+        d = H * widen
+        out = []
+        for a, b in ((base + (L - 1) * g + L * (g + r), L), (base + (L - 1) * (2.0 * g + r), L - 1.0), (base, 0.0)):
+            if d != b:
+                room = (total - a) / (d - b)
+                if room > 0.0:
+                    out.append(room * m * H)
+        return out
+
 
 def shared_floor_applies(ctx):
     """Whether SharedFloor holds for the workload: flash attention (the
@@ -464,8 +499,8 @@ def _with_window(busy, bubble, traffic, room):
     """The least over busy times B >= busy of B x bubble plus the sync beyond its
     window on the modern stack (sync.modern_sync; StepBound._g): (1 - C) of
     `traffic` less B x room, the compute of one micro-batch (widened by an
-    interleaved last group; twice with experts, whose sync has the same windows)
-    that hides it (_beyond_window). Piecewise linear and convex in B: least at `busy`
+    interleaved last group) that hides it, the shared weights' and the experts'
+    syncs together (sync.Room; _beyond_window). Piecewise linear and convex in B: least at `busy`
     or where the window swallows the traffic."""
     step = busy * bubble + _beyond_window(traffic, busy * room)
     swallowed = traffic / room
@@ -477,14 +512,15 @@ def _with_window(busy, bubble, traffic, room):
 
 def _with_fsdp(busy, bubble, m, fsdp, expert=0.0, room=1.0):
     """The least over busy times B >= busy of B x bubble plus ZeRO-3's exposed and
-    contended seconds at B (_Fsdp.seconds) and the experts' sync beyond its window,
-    B x room (_expert_sync_s, _beyond_window): at `busy` or at a break point above it."""
+    contended seconds at B (_Fsdp.seconds), with the experts' sync in the last
+    micro-batch's window, B x room, left by its own traffic (_Fsdp.with_experts):
+    at `busy` or at a break point above it (convex and piecewise linear in B)."""
     points = [busy] + [point for point in fsdp.break_points(m) if point > busy]
-    if expert and expert / room > busy:
-        points.append(expert / room)
+    if expert:
+        points += [point for point in fsdp.expert_break_points(m, expert, room * m) if point > busy]
     best = None
     for B in points:
-        step = B * bubble + fsdp.seconds(B, m) + (_beyond_window(expert, B * room) if expert else 0.0)
+        step = B * bubble + (fsdp.with_experts(B, m, expert, room * m) if expert else fsdp.seconds(B, m))
         if best is None or step < best:
             best = step
     return best
@@ -592,7 +628,6 @@ class SharedFloor:
                       else 1.0 + least_drain_slots(grid.pp, row[1], schedule) / m)
             order.append((busy_floor * bubble + per_micro_batch * m + repeat * (m - 1), bubble, -row[0], row))
         order.sort()
-        windows = 2.0 if ctx.shape.experts is not None else 1.0
         for lower, bubble, _, row in order:
             if best is not None and lower >= best:
                 break
@@ -603,7 +638,7 @@ class SharedFloor:
             if fsdp is not None:
                 step = _with_fsdp(busy, bubble, m, fsdp, expert, (1.0 + (v - 1.0) / v * drain) / m)
             elif traffic:
-                step = _with_window(busy, bubble, traffic, windows * (1.0 + (v - 1.0) / v * drain) / m)
+                step = _with_window(busy, bubble, traffic, (1.0 + (v - 1.0) / v * drain) / m)
             else:
                 step = busy * bubble + per_micro_batch * m
             if drain:
@@ -752,7 +787,7 @@ class StepBound:
     __slots__ = ("sequences_per_replica", "pp", "schedule_slots", "syncs", "modern", "tp_exposed_share", "overhead_s_per_micro_batch",
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
-                 "windows", "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
+                 "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
                  "zero2_repeat_s")
 
     def __init__(self, ctx, grid, probe):
@@ -806,9 +841,6 @@ class StepBound:
         self.sync_floor = sync_floor(ctx, grid)
         # What each of ZeRO-2's repeated reduce-scatters costs at least: hidden, its contention.
         self.zero2_repeat_s = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid)
-        # The modern stack hides the shared weights' and the experts' gradient
-        # syncs each behind the same windows (sync.modern_sync): twice the room.
-        self.windows = 2.0 if ctx.modern and ctx.shape.experts is not None else 1.0
         ranks = dp * cp
         self.fsdp, self.expert_sync_s = None, 0.0
         if ranks > 1 and ctx.modern:
@@ -929,19 +961,18 @@ class StepBound:
         window = B / m
         if zero3:
             if self.fsdp is not None:
-                out += self.fsdp.seconds(B, m)
                 if self.expert_sync_s:
-                    # The experts' sync behind one micro-batch, as below ZeRO-3 (_expert_sync_s).
-                    out += _beyond_window(self.expert_sync_s, window * (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
-                return out
+                    # The experts' sync behind what the last micro-batch's own traffic leaves of it.
+                    return out + self.fsdp.with_experts(B, m, self.expert_sync_s,
+                                                        1.0 + (v - 1.0) / v * (self.pp - 1.0))
+                return out + self.fsdp.seconds(B, m)
             # 2021 stack: the gathers after the first compete for DP_OVERLAP_FRACTION of the compute.
             rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
             return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
         if self.modern:
             # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
             # hides costs COMM_CONTENTION, so exposed + C (total - exposed) = (1 - C) exposed + C total.
-            return out + _beyond_window(self.dp_collective_s,
-                                        window * self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
+            return out + _beyond_window(self.dp_collective_s, window * (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
         # The 2021 stack hides DP_OVERLAP_FRACTION of it plus (v - 1)/v of the drain bubble.
         window = window * cal.DP_OVERLAP_FRACTION + (v - 1.0) / v * bubble
         exposed = self.dp_collective_s - window
@@ -954,11 +985,12 @@ class StepBound:
             if self.fsdp is not None:
                 points.extend(self.fsdp.break_points(m))
                 if self.expert_sync_s:
-                    points.append(m * self.expert_sync_s / (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
+                    points.extend(self.fsdp.expert_break_points(m, self.expert_sync_s,
+                                                                1.0 + (v - 1.0) / v * (self.pp - 1.0)))
             else:
                 points.append(m * self.zero3_rest_s / cal.DP_OVERLAP_FRACTION)
         elif self.modern:
-            points.append(m * self.dp_collective_s / (self.windows * (1.0 + (v - 1.0) / v * (self.pp - 1.0))))
+            points.append(m * self.dp_collective_s / (1.0 + (v - 1.0) / v * (self.pp - 1.0)))
         else:
             k = (v - 1.0) / v * drain * m
             points.append((self.dp_collective_s * m - k * sends) / (cal.DP_OVERLAP_FRACTION + k))

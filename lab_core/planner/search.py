@@ -9,7 +9,11 @@ of these; the search then runs over the plans that match every pin.
 What is skipped, and why it is safe (the model's own structure):
 - sequence parallelism off with tp > 1: it never uses less memory or time
   (arXiv:2205.05198 Table 2 and Table 4: same ring volume, activations and
-  element-wise work split t ways);
+  element-wise work split t ways); the one exception in the model, per-op
+  selective checkpointing at t = 2 (it saves the two reduce-scatter outputs
+  only with sequence parallelism, activations.per_op_selective_bytes), is a
+  layout torchtitan never runs: it applies sequence parallelism with every
+  tensor-parallel plan;
 - selective recompute with flash attention on: identical to none in the model
   (both drop only the 5as/h term and replay the attention core), except on a
   stack whose selective recompute is per-op checkpointing (stack.py MEMORY)
