@@ -25,7 +25,8 @@ and its closest plan has the pins.
 from dataclasses import dataclass
 
 from ..errors import LabInputError
-from ..parallelism import RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_int, _positive_int, stage_split, zero_stages
+from ..parallelism import (RECOMPUTE_MODES, ZERO_STAGES, Parallelism, _optional_int, _positive_int, schedule_allows,
+                           stage_split, zero_stages)
 from .space import Grid, divisors, expert_parallel_sizes
 
 GRID_PINS = ("tp", "cp", "pp", "dp", "ep", "first_stage_layers", "last_stage_layers")
@@ -288,11 +289,18 @@ def _check_together(pinned, space, gpus, layers, stack, schedule):
         name = next(n for n in PIN_FIELDS if n in pinned.values)
         raise _invalid(name, pinned.values[name], [], f"no layout of up to {gpus:,} GPUs has these pins")
     values = pinned.values
-    for name in ("zero", "micro_batch", "interleave"):
-        if name in values:
-            valid = sorted({x for g in grids for x in _plan_values(name, g, space.batch, layers, values, stack, schedule)})
-            if values[name] not in valid:
-                raise _invalid(name, values[name], valid, "with the other pins")
+    names = [name for name in ("zero", "micro_batch", "interleave") if name in values]
+
+    def runs(grid, name):
+        return values[name] in _plan_values(name, grid, space.batch, layers, values, stack, schedule)
+
+    # Each against the grids that run the other plan pins: then some grid runs them all.
+    for name in names:
+        others = [other for other in names if other != name]
+        valid = sorted({x for g in grids if all(runs(g, other) for other in others)
+                        for x in _plan_values(name, g, space.batch, layers, values, stack, schedule)})
+        if values[name] not in valid:
+            raise _invalid(name, values[name], valid, "with the other pins")
 
 
 _GRID_ATTR = {"first_stage_layers": "first", "last_stage_layers": "last"}
@@ -305,7 +313,8 @@ def _plan_values(name, grid, batch, layers, values, stack, schedule):
     if name == "zero":
         return zero_stages(stack, grid.pp, grid.shards)
     if name == "micro_batch":
-        return divisors(replica)
+        # The sizes whose micro-batch count the pipeline schedule runs (DualPipe: an even count, 2 pp or more).
+        return [b for b in divisors(replica) if schedule_allows(schedule, grid.pp, replica // b)]
     b = values.get("micro_batch", 1)
     if schedule == "1f1b" and replica % b == 0 and grid.pp > 1 and (replica // b) % grid.pp == 0:
         return divisors(grid.interleave_layers(layers))

@@ -500,9 +500,12 @@ def _live_grids(run, grids, choices, defer_memory=True):
         floor_plan = choices.floor(grid)
         if not choices.zeros(grid) or (floor_plan[4] and grid.tp == 1):
             continue
-        if choices.schedule != "1f1b" and not choices.interleaves(grid, ctx.layers,
-                                                                   ctx.batch_sequences // grid.dp // floor_plan[2]):
-            continue  # the schedule cannot run the floor plan's micro-batches (the most there are): nor any
+        replica = ctx.batch_sequences // grid.dp
+        if replica % floor_plan[2] or floor_plan[3] not in choices.interleaves(grid, ctx.layers,
+                                                                                replica // floor_plan[2]):
+            # A pinned micro-batch this grid's replicas cannot split into, or a pinned interleaving (or a
+            # schedule) its floor plan's micro-batches (the most there are) cannot run: nor can any plan of it.
+            continue
         floors.append((grid, floor_plan))
         if shared_floor and choices.interleave is None and defer_memory:
             sizes = choices.micro_batches(ctx.batch_sequences // grid.dp)

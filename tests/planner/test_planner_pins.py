@@ -99,6 +99,34 @@ def test_nothing_fits_with_pins_gives_the_closest_plan_with_them():
     assert plan.to_dict()["pins"] == {"tp": 8, "recompute": "full"}
 
 
+def test_a_pinned_micro_batch_some_grids_cannot_split_into_still_answers():
+    """8 sequences on 2 GPUs: micro-batch 8 runs only without data parallelism. With nothing
+    fitting the search showed the least-memory grid's floor, a DP 2 grid at micro-batch 8,
+    and evaluating it raised (found by random pins; 'micro_batch: 8 ... allowed: 1, 2, 4'
+    came out of recommend() as if the reader's pin were wrong)."""
+    w = Workload(params=538e6, gpus=2, inter_node_gbps=772.0, gpu="b200_192gb", stack="megatron_lm_2021",
+                 seq_len=32768, global_batch_tokens=262144, layers=62, pipeline_schedule="dualpipev")
+    plan = recommend(w, {"recompute": "none", "micro_batch": 8})
+    assert plan.parallelism.micro_batch == 8 and plan.parallelism.dp == 1
+    assert plan.parallelism.recompute == "none"
+
+
+def test_a_micro_batch_the_pipeline_schedule_cannot_run_is_refused_by_name():
+    """DualPipe needs an even count of micro-batches, at least 2 pp: with TP 8 and a first stage
+    of 5 layers the pinned grids are pipelines whose replicas cannot run micro-batch 2. The
+    pins were accepted and recommend() failed inside ('NoneType' has no attribute 'report');
+    now the pin is refused with the sizes that run."""
+    w = Workload(params=962e6, gpus=128, inter_node_gbps=25.8, gpu="a100_80gb", stack="torch_native",
+                 flash_attention=False, seq_len=16384, global_batch_tokens=131072, pipeline_schedule="dualpipe")
+    with pytest.raises(LabInputError) as info:
+        recommend(w, {"micro_batch": 2, "tp": 8, "first_stage_layers": 5})
+    assert info.value.field == "micro_batch" and info.value.reason == "inconsistent"
+    allowed = [int(x) for x in info.value.allowed.split(", ")]
+    assert 2 not in allowed
+    plan = recommend(w, {"micro_batch": allowed[0], "tp": 8, "first_stage_layers": 5})
+    assert plan.parallelism.micro_batch == allowed[0]
+
+
 def _pinned_cases(n, seed):
     rng = random.Random(seed)
     kws = _workloads(8, 7) + NEW_DIMENSIONS[:8]
