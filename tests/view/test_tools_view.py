@@ -64,6 +64,21 @@ def test_a_pipelined_zero_3_pin_on_the_pytorch_native_stack_says_which_stages_ru
     assert why in text and "0, 1" in text and "PyTorch" in why and "\n" not in text
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_micro_batch_pin_dualpipe_cannot_run_says_so(sessions, lang):
+    """DualPipe needs an even count of micro-batches, at least 2 pp: a micro-batch pin that
+    leaves fewer on every pinned grid is refused with that rule and the sizes that run (the
+    pins were accepted and the answer was an internal error)."""
+    inputs = dict(default_inputs(), params=962e6, gpus=128, inter_node_gbps=25.8, gpu="a100_80gb",
+                  stack="torch_native", flash_attention=False, seq_len=16384, global_batch_tokens=131072,
+                  pipeline_schedule="dualpipe")
+    result = sessions[lang].evaluate(inputs, pins={"micro_batch": "2", "tp": "8", "first_stage_layers": "5"})
+    assert not result["ok"] and result["error"]["field"] == "micro_batch"
+    text = result["error"]["text"]
+    why = CATALOGS[lang]["pin_errors"]["why"]["micro_batch"]
+    assert why in text and "DualPipe" in why and text.rstrip("。.").endswith("1") and "\n" not in text
+
+
 def test_a_links_bad_pin_is_dropped_with_a_note(sessions):
     result = sessions["en"].evaluate(LLAMA, pins={"tp": "3", "zero": "1"}, lenient=True)
     assert result["ok"] and result["pins"] == {"zero": "1"}
