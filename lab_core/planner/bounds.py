@@ -416,15 +416,18 @@ class _Fsdp:
         self.total = (2.0 * self.layers * self.gather + self.gather_embedding + self.layers * self.reduce
                       + self.reduce_embedding)
 
-    def seconds(self, B, m):
-        """Exposed ZeRO-3 seconds of a step of m micro-batches whose busy time is B."""
+    def _exposed(self, B, m):
+        """The least exposed ZeRO-3 seconds of one micro-batch at busy time B (see the class)."""
         g, r, L = self.gather, self.reduce, self.layers
         room = B / m / self.heavier_layers
         y = room if room < g + r else g + r
         x = room - y
-        exposed = (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
-                   + self.reduce_embedding)
-        return m * ((1.0 - self.contention) * exposed + self.contention * self.total)
+        return (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
+                + self.reduce_embedding)
+
+    def seconds(self, B, m):
+        """Exposed ZeRO-3 seconds of a step of m micro-batches whose busy time is B."""
+        return m * ((1.0 - self.contention) * self._exposed(B, m) + self.contention * self.total)
 
     def break_points(self, m):
         """Busy times where seconds() changes slope."""
@@ -436,12 +439,7 @@ class _Fsdp:
         last micro-batch, whose compute, B / m x `widen` (an interleaved last group), hides
         it and that micro-batch's own per-layer traffic at most once (sync.Room): its
         exposure is at least seconds()'s and at least all that traffic beyond the window."""
-        g, r, L = self.gather, self.reduce, self.layers
-        room = B / m / self.heavier_layers
-        y = room if room < g + r else g + r
-        x = room - y
-        exposed = (self.gather_embedding + g + (L - 1) * (g - x if g > x else 0.0) + L * (g + r - y)
-                   + self.reduce_embedding)
+        exposed = self._exposed(B, m)
         last = expert + self.total - B / m * widen
         if last < exposed:
             last = exposed
