@@ -124,7 +124,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
             ctx, par, micro_batches, mb, shard, min(per_node, shard), room)
     else:
-        _add(out, _replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, room, micro_batches))
+        _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, room, micro_batches))
     if replicas > 1:
         across, bucket = bucket_times(ctx, shared * ctx.grad_bytes / shard, replicas, 1, 2.0)
         _add(out, (across, room.reduction(ctx, across, bucket)))
@@ -133,8 +133,8 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     if expert:
         expert_ranks = par.tp * par.cp * par.dp // par.ep
         expert_per_node = group_per_node(ctx, par.ep)
-        _add(out, _replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
-                                room, micro_batches if par.zero == 2 else 1))
+        _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
+                               room, micro_batches if par.zero == 2 else 1))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
     out.dp_exposed += cal.COMM_CONTENTION * hidden
     out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
@@ -203,27 +203,23 @@ def group_per_node(ctx, inner):
     return ctx.gpus_per_node // inner if inner < ctx.gpus_per_node else 1
 
 
-def replica_sync(ctx, params, ranks, ranks_per_node, zero, windows, micro_batches=1, mb=None):
+def replica_sync(ctx, params, ranks, ranks_per_node, zero, room=None, micro_batches=1):
     """(total, exposed) seconds of one step's gradient sync of `params`
     parameters over `ranks` GPUs: an all-reduce (ZeRO-0) or a reduce-scatter
     (ZeRO-1/2, arXiv:1910.02054 Sec 7.1) behind the backward window, and under
     ZeRO-1/2 the distributed optimizer's all-gather of the updated 16-bit
     weights behind the next step's first forward (--overlap-param-gather).
     ZeRO-2 also reduce-scatters the gradients of each of the `micro_batches`
-    before the last (earlier_syncs; `mb` their MicroBatchTimes). The weights
+    before the last (Room.earlier). The weights
     move in 16 bits, or in FP8 with Workload.fp8_weight_gather
     (context.layer_gather_bytes: Megatron-Core's --fp8-param-gather with the
     distributed optimizer, torchao's FP8 all-gather under FSDP2); the embedding
     and output layer, which stay 16-bit, are counted in FP8 too (a teaching
     assumption that shortens the gather of a stage that holds them).
-    `windows`: (backward, forward) seconds of compute it alone hides behind."""
-    between = mb.forward + mb.backward + mb.recompute if mb is not None else 0.0
-    return _replica_sync(ctx, params, ranks, ranks_per_node, zero, Room(windows[0], windows[1], between),
-                         micro_batches)
-
-
-def _replica_sync(ctx, params, ranks, ranks_per_node, zero, room, micro_batches):
-    """replica_sync behind what is left of one step's compute (Room), taking what it hides."""
+    `room`: what is left of the step's compute to hide behind (Room), which it takes
+    from; none (the totals alone) when not given."""
+    if room is None:
+        room = Room(0.0, 0.0, 0.0)
     if ranks <= 1 or params <= 0.0:
         return 0.0, 0.0
     factor = 2.0 if zero == 0 else 1.0

@@ -173,7 +173,7 @@ def _expert_sync_s(ctx, grid):
 def _expert_sync_at(ctx, grid):
     expert = _sync_params(ctx, grid)[1]
     ranks = grid.expert_ranks
-    return replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2, (0.0, 0.0))[0]
+    return replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2)[0]
 
 
 def _zero2_reduce_s(ctx, grid):

@@ -8,7 +8,7 @@ from lab_core.comms import group_time
 from lab_core.context import context_for
 from lab_core.errors import LabInputError
 from lab_core.memory import WEIGHT_BYTES
-from lab_core.sync import bucket_times, replica_sync
+from lab_core.sync import Room, bucket_times, replica_sync
 
 LLAMA_8B = dict(params=8e9, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=21504, vocab=128256,
                 seq_len=8192, gpu="h100_80gb", gpus=64)
@@ -28,17 +28,11 @@ def test_on_is_the_default_and_changes_nothing():
 def test_off_exposes_the_whole_reduction_however_long_the_backward(zero):
     """Behind a backward far longer than the traffic, the overlapped reduction shows one bucket
     (and what its hiding costs in contention); without the overlap all of it is exposed."""
-    window = (1e3, 1e3)
     params = 1e9
-
-    class _Mb:
-        forward = backward = 1e3
-        recompute = 0.0
-
     on = context_for(Workload(**LLAMA_8B))
     off = context_for(Workload(**LLAMA_8B, grad_reduce_overlap=False))
-    total_on, exposed_on = replica_sync(on, params, 64, 8, zero, window, 4, _Mb)
-    total_off, exposed_off = replica_sync(off, params, 64, 8, zero, window, 4, _Mb)
+    total_on, exposed_on = replica_sync(on, params, 64, 8, zero, Room(1e3, 1e3, 2e3), 4)
+    total_off, exposed_off = replica_sync(off, params, 64, 8, zero, Room(1e3, 1e3, 2e3), 4)
     reduce_off = bucket_times(off, params * off.grad_bytes, 64, 8, 2.0 if zero == 0 else 1.0)[0]
     reduces = 4 if zero == 2 else 1  # ZeRO-2 reduce-scatters every micro-batch
     assert exposed_off >= reduces * reduce_off
@@ -94,18 +88,17 @@ def test_fp8_weight_gather_halves_the_updated_weights_all_gather(zero):
     """ZeRO-1/2 all-gather the updated weights after the optimizer step: in FP8 with
     Workload.fp8_weight_gather (Megatron-Core's --fp8-param-gather), one byte per weight instead of two;
     the gradient reduce-scatter is unchanged."""
-    window = (0.0, 0.0)
     params = 1e9
     fp8 = dict(LLAMA_8B, precision="fp8")
     on = context_for(Workload(**fp8, fp8_weight_gather=True))
     off = context_for(Workload(**fp8))
     reduce = bucket_times(on, params * on.grad_bytes, 64, 8, 1.0)[0]
-    total_on = replica_sync(on, params, 64, 8, zero, window)[0]
-    total_off = replica_sync(off, params, 64, 8, zero, window)[0]
+    total_on = replica_sync(on, params, 64, 8, zero)[0]
+    total_off = replica_sync(off, params, 64, 8, zero)[0]
     assert total_off - reduce == pytest.approx(bucket_times(off, WEIGHT_BYTES * params, 64, 8, 1.0)[0])
     assert total_on - reduce == pytest.approx(bucket_times(on, 1.0 * params, 64, 8, 1.0)[0])
     assert total_on < total_off
     # In 16-bit training the switch changes nothing.
     bf16 = context_for(Workload(**LLAMA_8B, fp8_weight_gather=True))
-    assert replica_sync(bf16, params, 64, 8, zero, window)[0] == replica_sync(context_for(Workload(**LLAMA_8B)),
-                                                                               params, 64, 8, zero, window)[0]
+    assert replica_sync(bf16, params, 64, 8, zero)[0] == replica_sync(context_for(Workload(**LLAMA_8B)),
+                                                                       params, 64, 8, zero)[0]
