@@ -31,11 +31,21 @@ class SyncTimes:
 
 
 def gradient_sync(ctx, par, micro_batches, mb, pipe, sync_params):
-    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times;
-    sync_params: (shared, expert) parameters of the GPU that syncs the most."""
-    if ctx.modern:
-        return modern_sync(ctx, par, micro_batches, mb, pipe, sync_params)
-    return legacy_sync(ctx, par, micro_batches, mb, pipe, sync_params[0] + sync_params[1])
+    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times:
+    those of the stage the step waits for (every stage syncs and steps its
+    optimizer at once), the longest exposed sync plus optimizer step of the
+    stages whose (shared, expert) parameters are `sync_params`
+    (gpu_memory.unsurpassed_pairs); the first of equals."""
+    slowest, slowest_s = None, -1.0
+    for shared, expert in sync_params:
+        if ctx.modern:
+            times = modern_sync(ctx, par, micro_batches, mb, pipe, (shared, expert))
+        else:
+            times = legacy_sync(ctx, par, micro_batches, mb, pipe, shared + expert)
+        waits = times.dp_exposed + times.zero_exposed + times.optimizer
+        if waits > slowest_s:
+            slowest, slowest_s = times, waits
+    return slowest
 
 
 def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
