@@ -3,9 +3,11 @@
 A composition of per-concern steps, each in its own module with its sources:
 
   memory_of          per-GPU weights, gradients, optimizer, activations (gpu_memory.py)
-  micro_batch_times  one micro-batch on the bottleneck stage (step_time.py, timing.py)
+  stage_micro_batch_times  one micro-batch on each kind of stage; the busiest
+                     sets the pipeline's pace (step_time.py, timing.py)
   pipeline_times     1F1B steady slots and the fill-and-drain bubble (step_time.py)
-  gradient_sync      DP gradients, ZeRO-3 gathers, optimizer step (sync.py)
+  gradient_sync      DP gradients, ZeRO-3 gathers, optimizer step of the stage
+                     whose take longest (sync.py)
   throughput         tokens/s, MFU, time to train (throughput.py)
   data_pipeline      loaders and storage against the GPUs' appetite (data.py)
 
@@ -24,7 +26,7 @@ from .gpu_memory import memory_of, model_stages
 from .parallelism import Parallelism, check_layout
 from .partial_recompute import is_partial, model_recomputed_layers
 from .report import assemble
-from .step_time import micro_batch_times, pipeline_times
+from .step_time import pipeline_times, stage_micro_batch_times
 from .sync import gradient_sync
 from .throughput import throughput
 from .workload import Workload
@@ -55,9 +57,9 @@ def evaluate(workload, parallelism):
     micro_batches = layout.micro_batches
     ctx = context_for(workload)
     memory = memory_of(ctx, par, layout)
-    micro_batch = micro_batch_times(ctx, par, layout)
+    micro_batch, stage_times = stage_micro_batch_times(ctx, par, layout)
     pipe = pipeline_times(micro_batch, par.pp, par.interleave, ctx.pipeline_schedule)
-    sync = gradient_sync(ctx, par, micro_batches, micro_batch, pipe, memory.sync_params)
+    sync = gradient_sync(ctx, par, micro_batches, stage_times, pipe, memory.sync_params)
     step_s = micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
     rates = throughput(ctx, repeated_flops(ctx, par, layout), step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,

@@ -31,9 +31,9 @@ from .shape import mtp_module_extra_params
 
 class MemoryBreakdown:
     """Bytes on the most loaded GPU, by part; `stage` says which stage that is.
-    sync_params: the (shared, expert) parameters of each stage whose GPU no
-    other stage's holds at least as many of both (unsurpassed_pairs): every
-    stage syncs at once, and the slowest of them is one of these.
+    sync_params: (shared, expert) parameters of a GPU of each kind of stage
+    (model_stages' order): every stage syncs its gradients at once, and the
+    step waits for the slowest (sync.gradient_sync).
     loss: the part of `activations` that is the logits and the loss's
     buffers (0 on a stage without the output layer)."""
 
@@ -350,26 +350,8 @@ def memory_of(ctx, par, layout):
         pairs.append(pair)
         if best is None or mem.total > best.total:
             best = mem
-    best.sync_params = unsurpassed_pairs(pairs)
+    best.sync_params = tuple(pairs)
     return best
-
-
-def unsurpassed_pairs(pairs):
-    """The (shared, expert) parameter pairs of `pairs` that no other pair matches or
-    exceeds in both, first one kept of equal pairs, in order. A stage's sync and
-    optimizer step grow with each count (sync.py), so the slowest stage holds one of
-    these; usually there is one, the stage with the most parameters. There are two
-    when, say, the first stage holds dense layers' wide MLPs (more shared weights)
-    and the last more expert layers or a multi-token-prediction module: the shared
-    weights sync over the data-parallel ranks, the experts over their own
-    (gpu_memory.expert_shard_ranks), at other speeds, so neither count alone tells
-    which stage the step waits for."""
-    out = []
-    for i, (shared, expert) in enumerate(pairs):
-        if not any(j != i and other[0] >= shared and other[1] >= expert and (other != (shared, expert) or j < i)
-                   for j, other in enumerate(pairs)):
-            out.append((shared, expert))
-    return tuple(out)
 
 
 def expert_shard_ranks(par):

@@ -145,11 +145,20 @@ def layer_windows(stage, par, kinds, kept=None):
 
 
 def micro_batch_times(ctx, par, layout):
-    """MicroBatchTimes of Parallelism `par` (sources in timing.py and below)."""
+    """MicroBatchTimes of Parallelism `par` on its bottleneck stage (sources in timing.py and below)."""
+    return stage_micro_batch_times(ctx, par, layout)[0]
+
+
+def stage_micro_batch_times(ctx, par, layout):
+    """(MicroBatchTimes of the bottleneck stage, [MicroBatchTimes of each kind of stage
+    (model_stages' order)]): the stage with the most busy time sets the pipeline's pace;
+    each stage's own times set the compute its gradient sync hides behind
+    (sync.gradient_sync)."""
     kinds = layer_kinds(ctx, par)
     kept = layer_kinds(ctx, kept_plan(par)) if is_partial(par) else None
     logits = output_layer_times(ctx, par.tp, par.cp, par.micro_batch)
-    best = None
+    sends = pipeline_send_time(ctx, par)
+    best, every = None, []
     for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
         counts = stage_layer_kinds(stage, par, kinds, kept)
         busy = 0.0
@@ -157,9 +166,15 @@ def micro_batch_times(ctx, par, layout):
             busy += count * kind.busy
         if stage.output:
             busy += logits[0] + logits[1]
+        mb = _stage_times(par, stage, counts, kinds, kept, logits, sends)
+        every.append(mb)
         if best is None or busy > best[0]:
-            best = (busy, stage, counts)
-    _, stage, counts = best
+            best = (busy, mb)
+    return best[1], every
+
+
+def _stage_times(par, stage, counts, kinds, kept, logits, sends):
+    """MicroBatchTimes of one stage from its layer kinds' counts (stage_layer_kinds)."""
     mb = MicroBatchTimes()
     mb.stage, mb.layers = stage.kind, stage.layers
     mb.forward = (logits[0] if stage.output else 0.0)
@@ -180,7 +195,7 @@ def micro_batch_times(ctx, par, layout):
         mb.ep_comm += count * kind.ep_exposed
         mb.ep_comm_total += count * kind.ep_total
     mb.layer_windows = layer_windows(stage, par, kinds, kept)
-    mb.p2p = pipeline_send_time(ctx, par)
+    mb.p2p = sends
     return mb
 
 

@@ -30,14 +30,22 @@ class SyncTimes:
     __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link")
 
 
-def gradient_sync(ctx, par, micro_batches, mb, pipe, sync_params):
-    """SyncTimes of Parallelism `par` given its micro-batch and pipeline times:
-    those of the stage the step waits for (every stage syncs and steps its
-    optimizer at once), the longest exposed sync plus optimizer step of the
-    stages whose (shared, expert) parameters are `sync_params`
-    (gpu_memory.unsurpassed_pairs); the first of equals."""
+def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
+    """SyncTimes of Parallelism `par` given its pipeline times: those of the stage
+    the step waits for, the longest exposed sync plus optimizer step of its kinds of
+    stage (every stage syncs and steps its optimizer at once), each with its own
+    micro-batch times (stage_times: step_time.stage_micro_batch_times; the compute
+    its traffic hides behind, the layers ZeRO-3 gathers one by one) and its own
+    (shared, expert) parameters (sync_params, the same order). Not always the
+    bottleneck stage or the one with the most parameters: shared weights sync over
+    the data-parallel ranks and routed experts over their own, at other speeds, and
+    a stage with fewer layers but the output layer can be the busiest while one with
+    more layers gathers more under ZeRO-3. The first of equals."""
     slowest, slowest_s = None, -1.0
-    for shared, expert in sync_params:
+    stages = tuple(zip(stage_times, sync_params))
+    for mb, (shared, expert) in stages:
+        if len(stages) > 1 and _outwaited(mb, (shared, expert), stages):
+            continue
         if ctx.modern:
             times = modern_sync(ctx, par, micro_batches, mb, pipe, (shared, expert))
         else:
@@ -46,6 +54,31 @@ def gradient_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         if waits > slowest_s:
             slowest, slowest_s = times, waits
     return slowest
+
+
+def _outwaited(mb, params, stages):
+    """Whether another stage of `stages` [(MicroBatchTimes, (shared, expert))] waits at least
+    as long as this one by construction, so this one need not be computed: as many or more
+    of both kinds of parameters and of layers, layers of the same times, and no more compute
+    to hide behind (exposed sync and optimizer step grow with the traffic and shrink with
+    the window, sync.py). Of identical stages the first is kept. Usually the first stage
+    (it also holds the embedding) outwaits the middle ones of an even split."""
+    windows = [(f, b) for _, f, b in mb.layer_windows]
+    room = mb.backward + mb.recompute
+    earlier = True
+    for other, other_params in stages:
+        if other is mb:
+            earlier = False
+            continue
+        other_room = other.backward + other.recompute
+        if (other_params[0] >= params[0] and other_params[1] >= params[1] and other.layers >= mb.layers
+                and other.forward <= mb.forward and other_room <= room
+                and [(f, b) for _, f, b in other.layer_windows] == windows):
+            same = (other_params == params and other.layers == mb.layers and other.forward == mb.forward
+                    and other_room == room)
+            if earlier or not same:
+                return True
+    return False
 
 
 def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):

@@ -74,9 +74,10 @@ def activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_par
 
 
 def _sync_params(ctx, grid):
-    """(shared, expert) parameters of the stage whose GPU holds the most: one of gpu_memory.memory_of's
-    sync_params, and the model's sync and optimizer step are the slowest of those stages'
-    (sync.gradient_sync), so what the bounds derive from this stage's stays below it."""
+    """(shared, expert) parameters of the stage whose GPU holds the most. The model's sync and
+    optimizer step are the slowest stage's (sync.gradient_sync), each stage's with its own
+    compute, no more than the busiest stage's the bounds take as the window, so what the
+    bounds derive from this stage's traffic stays below it."""
     best = (0.0, 0.0)
     for stage in grid_stages(ctx, grid):
         shared, expert = stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)
