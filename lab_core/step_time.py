@@ -179,8 +179,10 @@ def _stage_times(par, stage, counts, kinds, kept, logits, sends):
     mb.stage, mb.layers = stage.kind, stage.layers
     mb.forward = (logits[0] if stage.output else 0.0)
     mb.backward = (logits[1] if stage.output else 0.0)
-    # The output layer is one GEMM: its weight gradient takes what its forward does.
-    mb.weight_grad = mb.forward
+    # The output layer's weight gradient is one GEMM as long as its forward GEMM: its backward
+    # less its forward (timing.logits_times: the fp32 logits' traffic is in both, the loss is not
+    # a weight's gradient; with prediction modules, their passes and projections the same way).
+    mb.weight_grad = (logits[1] - logits[0]) if stage.output else 0.0
     mb.recompute = mb.tp_comm = mb.tp_comm_total = mb.cp_comm = mb.cp_comm_total = 0.0
     mb.ep_comm = mb.ep_comm_total = 0.0
     for count, kind in counts:

@@ -14,7 +14,9 @@ from lab_core.pipeline import bubble_time, in_flight_chunks, least_drain_slots, 
 from lab_core.planner import recommend
 from lab_core.planner.pins import parse_pins
 from lab_core.planner.space import space_for
-from lab_core.step_time import micro_batch_times
+from lab_core.planner.bounds import StepBound
+from lab_core.planner.space import Grid
+from lab_core.step_time import micro_batch_times, output_layer_times, stage_micro_batch_times
 from labsite.catalog import LANGUAGES, load_catalogs
 from lab_view import Session
 from labsite.labpage import default_inputs, load_lab_layout
@@ -61,6 +63,39 @@ def test_the_weight_gradient_is_the_forward_gemms_below_forward_and_half_the_bac
     w = Workload(**dict(SHAPE, pipeline_schedule="dualpipe"))
     mb = micro_batch_times(context_for(w), PLAN, check_layout(w, PLAN))
     assert 0.0 < mb.weight_grad <= mb.forward and 2.0 * mb.weight_grad <= mb.backward + mb.recompute
+
+
+# Found by a sweep of the planner's bounds: a small MoE model of 126 layers on 64 DualPipe stages, the
+# last stage one layer and the output layer, whose loss (the fp32 logits' traffic) was counted in its W.
+OUTPUT_HEAVY = dict(params=817e6, gpus=64, global_batch_tokens=496611, seq_len=2048, inter_node_gbps=357.0,
+                    gpu="h100_80gb", layers=126, experts=16, experts_per_token=4, shared_experts=1,
+                    stack="megatron_lm_2021", pipeline_schedule="dualpipe", dropout=True)
+OUTPUT_HEAVY_PLAN = Parallelism(pp=64, micro_batch=1, first_stage_layers=1, last_stage_layers=1)
+
+
+@pytest.mark.parametrize("mtp", (0, 1))
+def test_the_output_layers_weight_gradient_is_its_gemm_not_its_loss(mtp):
+    w = Workload(**dict(OUTPUT_HEAVY, mtp_layers=mtp))
+    ctx = context_for(w)
+    bottleneck, every = stage_micro_batch_times(ctx, OUTPUT_HEAVY_PLAN, check_layout(w, OUTPUT_HEAVY_PLAN))
+    assert bottleneck.stage == "last"
+    for mb in every:
+        assert 0.0 < mb.weight_grad <= mb.forward and 2.0 * mb.weight_grad <= mb.backward + mb.recompute
+    # The output layer's forward is its GEMM and the logits' traffic, its backward two GEMMs and the
+    # traffic: its W is the one GEMM, backward less forward (with a module, its passes and projection).
+    forward, backward = output_layer_times(ctx, 1, 1, 1)
+    assert backward - forward < forward
+    if not mtp:
+        per_layer = every[1].weight_grad / every[1].layers
+        assert bottleneck.weight_grad == pytest.approx(bottleneck.layers * per_layer + backward - forward, rel=1e-12)
+
+
+def test_the_planners_bound_stays_below_a_dualpipe_step_the_output_layer_paces():
+    w = Workload(**OUTPUT_HEAVY)
+    grid = Grid.of(OUTPUT_HEAVY_PLAN)
+    probe = evaluate(w, Parallelism(**grid.parallelism_fields()))
+    bound = StepBound(context_for(w), grid, probe)
+    assert bound.step(1, 1, 0, "none", True) <= evaluate(w, OUTPUT_HEAVY_PLAN).step_s
 
 
 def _steady(r):
