@@ -59,11 +59,11 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
 def _outwaited(mb, params, stages):
     """Whether another stage of `stages` [(MicroBatchTimes, (shared, expert))] waits at least
     as long as this one by construction, so this one need not be computed: as many or more
-    of both kinds of parameters and of layers, layers of the same times, and no more compute
-    to hide behind (exposed sync and optimizer step grow with the traffic and shrink with
-    the window, sync.py). Of identical stages the first is kept. Usually the first stage
-    (it also holds the embedding) outwaits the middle ones of an even split."""
-    windows = [(f, b) for _, f, b in mb.layer_windows]
+    of both kinds of parameters, layers of the same times and as many or more of each
+    (MicroBatchTimes.layer_windows), and no more compute to hide behind (exposed sync and
+    optimizer step grow with the traffic and shrink with the window, sync.py). Of
+    identical stages the first is kept. Usually the first stage (it also holds the
+    embedding) outwaits the middle ones of an even split."""
     room = mb.backward + mb.recompute
     earlier = True
     for other, other_params in stages:
@@ -71,14 +71,22 @@ def _outwaited(mb, params, stages):
             earlier = False
             continue
         other_room = other.backward + other.recompute
-        if (other_params[0] >= params[0] and other_params[1] >= params[1] and other.layers >= mb.layers
+        if (other_params[0] >= params[0] and other_params[1] >= params[1]
                 and other.forward <= mb.forward and other_room <= room
-                and [(f, b) for _, f, b in other.layer_windows] == windows):
+                and _more_layers_alike(other.layer_windows, mb.layer_windows)):
             same = (other_params == params and other.layers == mb.layers and other.forward == mb.forward
                     and other_room == room)
             if earlier or not same:
                 return True
     return False
+
+
+def _more_layers_alike(windows, than):
+    """Whether layer windows ((layers, forward, backward), ...) have the same layer times as
+    `than`, group by group, and at least as many layers in each group."""
+    return len(windows) == len(than) and all(
+        count >= other_count and forward == other_forward and backward == other_backward
+        for (count, forward, backward), (other_count, other_forward, other_backward) in zip(windows, than))
 
 
 def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
