@@ -160,17 +160,11 @@ def stage_micro_batch_times(ctx, par, layout):
     sends = pipeline_send_time(ctx, par)
     best, every = None, []
     for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
-        counts = stage_layer_kinds(stage, par, kinds, kept)
-        busy = 0.0
-        for count, kind in counts:
-            busy += count * kind.busy
-        if stage.output:
-            busy += logits[0] + logits[1]
-        mb = _stage_times(par, stage, counts, kinds, kept, logits, sends)
+        mb = _stage_times(par, stage, stage_layer_kinds(stage, par, kinds, kept), kinds, kept, logits, sends)
         every.append(mb)
-        if best is None or busy > best[0]:
-            best = (busy, mb)
-    return best[1], every
+        if best is None or mb.busy > best.busy:
+            best = mb
+    return best, every
 
 
 def _stage_times(par, stage, counts, kinds, kept, logits, sends):
