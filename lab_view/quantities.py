@@ -7,13 +7,18 @@ import re
 
 SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _NUMBER = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtT]?)$")
+# Where commas may stand: between groups of three digits of the whole part ("1,024", "70,000,000,000").
+_GROUPED = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+(?![0-9,])")
 
 
 class QuantityError(ValueError):
-    """Text that is not a number the lab understands; ``text`` is kept verbatim."""
+    """Text that is not a number the lab understands; ``text`` is kept verbatim.
+    ``reason``: "not_a_number", or "comma_grouping" for a comma that does not group
+    thousands ("1,5B" is 1.5B where the comma marks decimals, 15B where it is dropped)."""
 
-    def __init__(self, text):
+    def __init__(self, text, reason="not_a_number"):
         self.text = text
+        self.reason = reason
         super().__init__(f"not a number: {text!r}")
 
 
@@ -23,7 +28,9 @@ BINARY_SUFFIXES = {"k": 1024.0, "m": 1048576.0}
 def parse_quantity(text, binary=False):
     """Parse ``"1.3B"``, ``"1.3e9"``, ``"175 B"``, ``"1_000"``, ``"1,024"``, ``"8K"``.
 
-    Thousands separators (``,`` and ``_``) are dropped; one optional suffix
+    Thousands separators (``,`` and ``_``) are dropped; a comma must group the
+    whole part's digits by three, so a decimal comma ("1,5B") is refused
+    (QuantityError "comma_grouping") rather than read as 15B; one optional suffix
     K/M/B(G)/T scales by 10^3/6/9/12 — or, with ``binary`` (token counts:
     sequence lengths, batch sizes), K and M by 2^10 and 2^20, so "8K" is the
     8,192 the lab displays as "8K". Anything else raises QuantityError.
@@ -34,7 +41,11 @@ def parse_quantity(text, binary=False):
         if not math.isfinite(text):
             raise QuantityError(text)
         return text
-    cleaned = str(text).strip().replace(",", "").replace("_", "")
+    cleaned = str(text).strip().replace("_", "")
+    if "," in cleaned:
+        if not _GROUPED.match(cleaned):
+            raise QuantityError(text, "comma_grouping")
+        cleaned = cleaned.replace(",", "")
     match = _NUMBER.match(cleaned)
     if not match:
         raise QuantityError(text)

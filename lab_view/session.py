@@ -114,8 +114,8 @@ class Session:
                 return None, self._error(name, err.value, err.reason)
         try:
             return parse_typed(text, self.kinds.get(name, "plain"), self.catalog["unit_words"]), None
-        except QuantityError:
-            return None, self._error(name, text, "not_a_number")
+        except QuantityError as err:
+            return None, self._error(name, text, err.reason)
 
     def _kept(self, name, value):
         kind = self.kinds.get(name, "plain")

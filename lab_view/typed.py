@@ -42,8 +42,8 @@ def parse_typed(text, kind, unit_words):
         raise QuantityError(text)
     try:
         value = parse_quantity(number, binary=kind == "tokens") * scale
-    except QuantityError:
-        raise QuantityError(text) from None
+    except QuantityError as err:
+        raise QuantityError(text, err.reason) from None
     value = -value if sign == "-" else value
     if value == int(value) and abs(value) < 2**53:
         return int(value)

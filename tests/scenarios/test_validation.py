@@ -212,6 +212,20 @@ def test_numbers_in_every_accepted_form(tmp_path, text, value):
         assert isinstance(scenario.workload["global_batch_tokens"], int)
 
 
+@pytest.mark.parametrize("text", ["'1,5M'", "'2,04,8'", "'1.048,576'"])
+def test_a_comma_that_does_not_group_thousands_is_a_problem_on_its_line(tmp_path, text):
+    """Never read by dropping the comma (1,5M as 15M): the file, line and field, and the forms allowed."""
+    body = (BAD / "not-a-number.yaml").read_text(encoding="utf-8").replace("id: not-a-number", "id: n")
+    path = tmp_path / "n.yaml"
+    path.write_text(body.replace("params: 13 billion", f"params: 1.3B\n  global_batch_tokens: {text}")
+                    .replace("gpus: 8", "gpus: 1"), encoding="utf-8")
+    scenario, problems = check_scenario_file(path)
+    assert scenario is None and len(problems) == 1
+    line = body.replace("params: 13 billion", "params: 1.3B").splitlines().index("  params: 1.3B") + 2
+    assert str(problems[0]).startswith(f"{path}:{line}: workload.global_batch_tokens: ")
+    assert "is not a number" in str(problems[0]) and "1,024" in str(problems[0])
+
+
 def test_published_runs_pin_their_layout_and_cite_a_source():
     runs = [s for s in load_scenarios() if s.published]
     assert {s.id for s in runs} >= {"gpt3-175b-ptdp", "mt-nlg-530b", "bloom-176b", "opt-175b", "llama3-405b",

@@ -24,6 +24,20 @@ def test_parse_rejects_the_rest_and_keeps_the_text(text):
     assert info.value.text == text
 
 
+@pytest.mark.parametrize("text, value", [("70,000,000,000", 70e9), ("1,024.5", 1024.5), ("1,234B", 1.234e12),
+                                         ("1,024 B", 1.024e12), ("1,024e3", 1.024e6)])
+def test_commas_that_group_thousands_are_dropped(text, value):
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["1,5B", "12,3", "1.024,5", "1,0245", ",123", "1,,024", "1,024,", "12,34", "0,5"])
+def test_a_comma_that_does_not_group_thousands_is_refused_not_dropped(text):
+    """"1,5B" is 1.5B to a reader who writes decimal commas; dropping the comma read it as 15B."""
+    with pytest.raises(QuantityError) as info:
+        parse_quantity(text)
+    assert info.value.text == text and info.value.reason == "comma_grouping"
+
+
 @pytest.mark.parametrize(
     "value, kind, text",
     [(1.3e9, "params", "1.3B"), (175e9, "params", "175B"), (1024, "count", "1,024"), (20.8e9, "bytes_gb", "20.8 GB"),

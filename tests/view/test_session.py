@@ -137,6 +137,17 @@ def test_bad_input_is_one_sentence_naming_the_field(sessions, typed, field, frag
         assert result["error"]["field"] == field and fragment in result["error"]["text"]
 
 
+def test_a_decimal_comma_is_refused_with_what_commas_mean_in_both_languages(sessions):
+    """"1,5B" typed into the parameters box: an error that says commas group thousands
+    (never the 15B that dropping the comma gives), in the page's language."""
+    for session in sessions.values():
+        result = session.evaluate(default_inputs(), {"params": "1,5B"})
+        assert not result["ok"] and result["error"]["field"] == "params"
+        expected = session.catalog["errors"]["comma_grouping"].split("{value}")[1][:6]
+        assert "1,5B" in result["error"]["text"] and expected in result["error"]["text"]
+        assert "1,024" in result["error"]["text"] and "1.5" in result["error"]["text"]
+
+
 def test_handle_turns_an_internal_failure_into_an_error_result(sessions):
     session = sessions["en"]
     broken = Session({"catalog": {**session.catalog, "stages": {}}, "kinds": session.kinds})
