@@ -11,7 +11,7 @@ import sys
 
 from .errors import LabInputError
 from .evaluate import evaluate
-from .inputs import INPUT_SPECS
+from .inputs import BOOL_WORDS, INPUT_SPECS
 from .parallelism import RECOMPUTE_MODES, Parallelism
 from .workload import Workload
 
@@ -21,6 +21,12 @@ PARALLEL_FLAGS = (("tp", int), ("pp", int), ("cp", int), ("dp", int), ("ep", int
 
 
 class _Parser(argparse.ArgumentParser):
+    """No abbreviated flags: `--tp 0` must never be read as `--tp-comm-overlap 0`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     argv = ()
 
     def error(self, message):
@@ -36,11 +42,10 @@ def _number(text):
 
 
 def _bool(text):
-    if text.lower() in ("1", "true", "yes", "on"):
-        return True
-    if text.lower() in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"not a boolean: {text!r}")
+    value = BOOL_WORDS.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"not a boolean: {text!r}")
+    return value
 
 
 def build_parser():
@@ -70,6 +75,23 @@ def build_parser():
     return parser
 
 
+# What a layout flag left out means (a flag given as 0 stays 0, for Parallelism to judge).
+LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "zero": 0, "dp_shard": 0, "micro_batch": 1, "interleave": 1,
+                   "recompute_layers": 0, "first_stage_layers": 0, "last_stage_layers": 0}
+
+
+def _layout(args, gpus):
+    """Parallelism's fields from the flags given, LAYOUT_DEFAULTS for the rest; dp, when not
+    given, from the GPUs the model-parallel degrees leave (at least 1)."""
+    fields = dict(LAYOUT_DEFAULTS)
+    fields.update({name: getattr(args, name) for name, _ in PARALLEL_FLAGS if getattr(args, name) is not None})
+    if "dp" not in fields:
+        degrees = (fields["tp"], fields["pp"], fields["cp"])
+        model = degrees[0] * degrees[1] * degrees[2] if all(isinstance(d, int) and d > 0 for d in degrees) else 1
+        fields["dp"] = max(1, gpus // model)
+    return fields
+
+
 def _table(report):
     lines = []
     for group, values in report.to_dict().items():
@@ -94,15 +116,8 @@ def main(argv=None):
         data = {spec.name: getattr(args, spec.name) for spec in INPUT_SPECS
                 if getattr(args, spec.name) is not None}
         workload = Workload.from_dict(data)
-        tp, pp, cp = args.tp or 1, args.pp or 1, args.cp or 1
-        dp = args.dp if args.dp is not None else max(1, workload.gpus // (tp * pp * cp))
-        parallelism = Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, ep=args.ep or 1, zero=args.zero or 0,
-                                  dp_shard=args.dp_shard or 0, recompute=args.recompute,
-                                  sequence_parallel=args.sequence_parallel,
-                                  micro_batch=args.micro_batch or 1, interleave=args.interleave or 1,
-                                  recompute_layers=args.recompute_layers or 0,
-                                  first_stage_layers=args.first_stage_layers or 0,
-                                  last_stage_layers=args.last_stage_layers or 0)
+        parallelism = Parallelism(**_layout(args, workload.gpus), recompute=args.recompute,
+                                  sequence_parallel=args.sequence_parallel)
         report = evaluate(workload, parallelism)
     except LabInputError as err:
         print(f"error: {err}", file=sys.stderr)

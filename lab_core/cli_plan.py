@@ -32,6 +32,12 @@ class _Usage(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """No abbreviated flags: `--tp 0` must never be read as `--tp-comm-overlap 0`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):
         raise _Usage(message)
 

@@ -183,3 +183,6 @@ INPUT_SPECS = (
 )
 
 SPEC_BY_NAME = {spec.name: spec for spec in INPUT_SPECS}
+
+# How an on/off input may be written (the CLI's flags, the lab's boxes and links), lower case.
+BOOL_WORDS = {"true": True, "1": True, "on": True, "yes": True, "false": False, "0": False, "off": False, "no": False}

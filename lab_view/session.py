@@ -20,7 +20,7 @@ import time
 from lab_core.curves import curves_steps
 from lab_core.errors import LabInputError
 from lab_core.export import FRAMEWORKS, export
-from lab_core.inputs import SPEC_BY_NAME
+from lab_core.inputs import BOOL_WORDS, SPEC_BY_NAME
 from lab_core.parallelism import Parallelism
 from lab_core.planner.json_plan import plan_json, plan_json_steps
 from lab_core.planner.assumptions import QUICK_SEARCH_EVALUATIONS
@@ -41,9 +41,6 @@ from .warm import WarmJob
 
 def _decision_keys(plan):
     return {d["id"]: (d["option"], d["reason"]) for d in plan["decisions"]}
-
-
-_BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
 def export_view(exported, words):
@@ -102,7 +99,7 @@ class Session:
         """(value, None) or (None, error) for what the reader wrote for one input."""
         spec = SPEC_BY_NAME.get(name)
         if spec is not None and spec.kind == "bool":
-            value = _BOOLS.get(str(text).strip().lower())
+            value = BOOL_WORDS.get(str(text).strip().lower())
             return (value, None) if value is not None else (None, self._error(name, text, "default"))
         if spec is not None and spec.kind == "choice":
             match = [c for c in spec.choices if str(c) == str(text).strip()]

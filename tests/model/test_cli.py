@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from lab_core import Parallelism, Workload, evaluate
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -37,6 +39,28 @@ def test_bad_flag_exits_2_without_traceback():
         out = run(*args)
         assert out.returncode == 2, args
         assert "error:" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("flag", ["--tp", "--pp", "--cp", "--ep", "--micro-batch", "--interleave"])
+def test_a_layout_flag_given_as_zero_is_an_error_not_the_default(flag):
+    """`--tp 0` was read as "not given" (tp 1) and evaluated a plan nobody asked for."""
+    out = run("evaluate", "--params", "7e9", "--gpus", "8", flag, "0")
+    name = flag[2:].replace("-", "_")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"error: {name}: 0 is not allowed")
+
+
+def test_flags_are_never_abbreviated():
+    out = run("evaluate", "--params", "7e9", "--gpus", "8", "--seq", "4096")
+    assert out.returncode == 2 and "unrecognized arguments: --seq 4096" in out.stderr
+
+
+@pytest.mark.parametrize("word, value", [("on", True), ("Off", False), ("yes", True), ("0", False)])
+def test_on_off_inputs_take_the_words_the_help_names(word, value):
+    out = run("evaluate", "--params", "7e9", "--gpus", "8", "--dropout", word, "--json")
+    assert out.returncode == 0, out.stderr
+    want = evaluate(Workload(params=7e9, gpus=8, dropout=value), Parallelism(dp=8)).to_dict()
+    assert json.loads(out.stdout) == json.loads(json.dumps(want))
 
 
 def test_recompute_modules_are_a_comma_separated_flag():

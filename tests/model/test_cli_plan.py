@@ -101,12 +101,21 @@ def test_bad_values_exit_2_with_the_pages_sentence(lang, flag, value):
 
 
 @pytest.mark.parametrize("args", [["plan", "--bogus", "1"], ["plan", "--pin", "tp"], ["plan", "--pin", "speed=9"],
+                                  ["plan", "--tp", "0"],  # never the abbreviation of --tp-comm-overlap
                                   ["plan", "--preset", "llama9"], ["plan", "--format", "nemo"],
                                   ["compare", "--gpus", "8"]])
 def test_bad_flags_exit_2_in_one_line(args):
     out = run(*args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_on_off_inputs_read_as_the_help_writes_them():
+    """The help names on/off inputs "(on/off)": plan reads those words as the page's boxes do."""
+    words = run("plan", "--params", "7e9", "--gpus", "8", "--tp-comm-overlap", "off", "--format", "json")
+    plain = run("plan", "--params", "7e9", "--gpus", "8", "--tp-comm-overlap", "false", "--format", "json")
+    assert words.returncode == 0 and plain.returncode == 0, words.stderr
+    assert words.stdout == plain.stdout
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
