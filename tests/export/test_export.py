@@ -104,6 +104,12 @@ CASES = [
     ("deepseek-v3-dualpipev", _preset("deepseek-v3", gpus=1024, gpu="h800_80gb", global_batch_tokens=8192 * 4096,
                                       precision="fp8", pipeline_schedule="dualpipev"),
      Parallelism(pp=16, dp=64, ep=64, zero=1, micro_batch=1, first_stage_layers=2, last_stage_layers=3)),
+    # One layer on the first and on the last rank: the last rank's second chunk has no module, which torchtitan
+    # refuses (a note; the first rank's second chunk holds the output layer).
+    ("llama3-70b-dualpipev-one-layer-ends", _preset("llama3-70b", gpus=512, gpu="h100_80gb",
+                                                   global_batch_tokens=4 * 1024 * 1024, pipeline_schedule="dualpipev"),
+     Parallelism(tp=8, pp=4, dp=16, zero=1, sequence_parallel=True, micro_batch=1, first_stage_layers=1,
+                 last_stage_layers=1)),
     ("llama3-70b-dualpipe", _preset("llama3-70b", gpus=512, gpu="h100_80gb", global_batch_tokens=4 * 1024 * 1024,
                                     pipeline_schedule="dualpipe"),
      Parallelism(tp=8, pp=4, dp=16, zero=1, sequence_parallel=True, micro_batch=1)),
@@ -198,13 +204,20 @@ def test_torchtitan_job_parses_uses_its_keys_and_reads_back_to_the_plan(case, la
             "first": first if par.pp > 1 else workload.shape.layers,
             "last": last if par.pp > 1 else workload.shape.layers,
             "batch": workload.batch_sequences, "micro_batches": micro_batches, "empty_stages": 0}
-    if par.pp > 1:
+    middle = (workload.shape.layers - first - last) // max(1, par.pp - 2)
+    if par.pp > 1 and workload.pipeline_schedule == "dualpipev":
+        # DualPipeV's two chunks a rank: a rank with one layer leaves one of them without a module, except
+        # the first rank's second chunk, which holds the output layer (the first rank runs both ends of the V).
+        want["empty_stages"] = sum(1 for n in [last] + [middle] * (par.pp - 2) if n < 2) + (first == 0)
+        assert ("torchtitan_dualpipev_empty" in exported.notes) == (want["empty_stages"] > 0)
+    elif par.pp > 1:
         # A rank with fewer modules than chunks leaves a virtual stage empty (the embedding and the output layer
         # are modules of the first and last rank's chunks): the job is refused, and a note says so.
-        v, middle = par.interleave, (workload.shape.layers - first - last) // max(1, par.pp - 2)
+        v = par.interleave
         want["empty_stages"] = (max(0, v - 1 - first) + max(0, v - 1 - last)
                                 + (par.pp - 2) * max(0, v - middle))
-    assert ("torchtitan_empty_stage" in exported.notes) == (want["empty_stages"] > 0)
+    assert ("torchtitan_empty_stage" in exported.notes) == (want["empty_stages"] > 0
+                                                           and workload.pipeline_schedule != "dualpipev")
     assert got == want
     assert ("torchtitan_sequence_parallel" in exported.notes) == (par.tp > 1 and not par.sequence_parallel)
     assert ("torchtitan_layer_checkpointing" in exported.notes) == (par.recompute_layers > 0)
