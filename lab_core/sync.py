@@ -25,9 +25,13 @@ from .stack import syncs_replicas_every_backward
 
 
 class SyncTimes:
-    """Seconds per step: DP gradient and ZeRO-3 traffic (total, exposed), optimizer."""
+    """Seconds per step: DP gradient and ZeRO-3 traffic (total, exposed), optimizer.
+    stall: the part of the exposed seconds that waits inside the micro-batches' slots
+    (ZeRO-3's per-layer gathers and reduce-scatters, the syncs after every micro-batch
+    but the last: earlier_syncs), which a pipeline's wait for its sends can absorb
+    (step_time.absorb_stalls)."""
 
-    __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link")
+    __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link", "stall")
 
 
 def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
@@ -40,9 +44,12 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
     bottleneck stage or the one with the most parameters: shared weights sync over
     the data-parallel ranks and routed experts over their own, at other speeds, and
     a stage with fewer layers but the output layer can be the busiest while one with
-    more layers gathers more under ZeRO-3. The first of equals."""
+    more layers gathers more under ZeRO-3. A stage's stalls inside the micro-batches count
+    less what the slots' waits for their sends hold (SyncTimes.stall). The first of equals."""
     slowest, slowest_s = None, -1.0
     stages = tuple(zip(stage_times, sync_params))
+    # What of a stage's stalls the slots' waits for their sends hold (step_time.absorb_stalls).
+    wait = micro_batches * (pipe.steady - pipe.busy)
     for mb, (shared, expert) in stages:
         if len(stages) > 1 and _outwaited(mb, (shared, expert), stages):
             continue
@@ -50,7 +57,8 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
             times = modern_sync(ctx, par, micro_batches, mb, pipe, (shared, expert))
         else:
             times = legacy_sync(ctx, par, micro_batches, mb, pipe, shared + expert)
-        waits = times.dp_exposed + times.zero_exposed + times.optimizer
+        waits = (times.dp_exposed + times.zero_exposed + times.optimizer
+                 - (times.stall if times.stall < wait else wait))
         if waits > slowest_s:
             slowest, slowest_s = times, waits
     return slowest
@@ -119,6 +127,7 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
             backward_gathers = fill + excess(gather - fill, overlap * (mb.backward + mb.recompute))
             out.zero_exposed = m * (exposed_forward + backward_gathers)
             out.dp_exposed = out.dp_total
+        out.stall = out.zero_exposed + out.dp_exposed  # all of it per micro-batch
     else:
         # All-reduce, or reduce-scatter + all-gather under ZeRO-1/2: the same
         # 2 Psi volume (arXiv:1910.02054 Sec 7.1, 7.2.1), in buckets that
@@ -129,11 +138,13 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # drain bubble is idle time the buckets of finished chunks can use.
         out.dp_total = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)[0]
         out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
+        out.stall = 0.0
         if zero == 2 and m > 1:
             reduce = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)[0]
             earlier, exposed = earlier_syncs(reduce, m, mb, overlap)
             out.dp_total += earlier
             out.dp_exposed += exposed
+            out.stall = earlier if not ctx.grad_overlap else exposed
         if not ctx.grad_overlap:
             out.dp_exposed = out.dp_total
         out.zero_total = out.zero_exposed = 0.0
@@ -174,6 +185,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
             ctx, par, micro_batches, mb, shard, min(per_node, shard), room)
+        room.stalled += out.zero_exposed + out.dp_exposed  # per layer, in every micro-batch
     else:
         _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, room, micro_batches))
     if replicas > 1:
@@ -187,6 +199,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
                                room, micro_batches if par.zero == 2 else 1))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
+    out.stall = room.stalled
     out.dp_exposed += cal.COMM_CONTENTION * hidden
     out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
     if expert:
@@ -203,12 +216,14 @@ class Room:
     however many classes share it (ZeRO-3's per-layer traffic, hybrid sharding's
     all-reduce across replicas, the routed experts' sync; the same rule as the
     2021 stack's one window, calibration.DP_OVERLAP_FRACTION). The total hidden
-    does not depend on the order the classes take it in."""
+    does not depend on the order the classes take it in. stalled: the exposed seconds
+    of the syncs that wait inside the micro-batches (earlier), SyncTimes.stall."""
 
-    __slots__ = ("backward", "forward", "between")
+    __slots__ = ("backward", "forward", "between", "stalled")
 
     def __init__(self, backward, forward, between):
         self.backward, self.forward, self.between = backward, forward, between
+        self.stalled = 0.0
 
     def behind_forward(self, total, bucket):
         """Exposed seconds of a bucketed all-gather behind the forward left (_exposed)."""
@@ -232,9 +247,11 @@ class Room:
         if earlier <= 0:
             return 0.0, 0.0
         if not ctx.grad_overlap:
+            self.stalled += earlier * seconds
             return earlier * seconds, earlier * seconds
         exposed = excess(seconds, self.between)
         self.between -= seconds - exposed
+        self.stalled += earlier * exposed
         return earlier * seconds, earlier * exposed
 
     def take(self, forward, backward):

@@ -958,18 +958,24 @@ class StepBound:
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""
         bubble = drain * (B + sends)
-        out = (B if B >= sends else sends) + bubble + self.optimizer_s_sharded
         window = B / m
         if zero3:
+            # ZeRO-3's exposed traffic stalls compute inside the slots, so a slot's wait for its
+            # sends can hold it (step_time.absorb_stalls): max(B + traffic, sends) is at most the
+            # model's max(B + exposed, sends) + the contention and syncs outside the slots.
             if self.fsdp is not None:
                 if self.expert_sync_s:
                     # The experts' sync behind what the last micro-batch's own traffic leaves of it.
-                    return out + self.fsdp.with_experts(B, m, self.expert_sync_s,
-                                                        1.0 + (v - 1.0) / v * (self.pp - 1.0))
-                return out + self.fsdp.seconds(B, m)
-            # 2021 stack: the gathers after the first compete for DP_OVERLAP_FRACTION of the compute.
-            rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
-            return out + m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
+                    traffic = self.fsdp.with_experts(B, m, self.expert_sync_s, 1.0 + (v - 1.0) / v * (self.pp - 1.0))
+                else:
+                    traffic = self.fsdp.seconds(B, m)
+            else:
+                # 2021 stack: the gathers after the first compete for DP_OVERLAP_FRACTION of the compute.
+                rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
+                traffic = m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
+            slots = B + traffic
+            return (slots if slots >= sends else sends) + bubble + self.optimizer_s_sharded
+        out = (B if B >= sends else sends) + bubble + self.optimizer_s_sharded
         if self.modern:
             # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
             # hides costs COMM_CONTENTION, so exposed + C (total - exposed) = (1 - C) exposed + C total.

@@ -22,12 +22,13 @@ What is skipped, and why it is safe (the model's own structure):
 - for one grid, micro-batch, interleave and ZeRO stage, every recompute mode
   above the least one that fits: recompute adds m x its time to the step and
   hides at most its time of communication once (lab_core.sync), so it never
-  pays off (the same holds for sequence parallelism off); except in a pipeline
-  whose sends outlast a slot's compute, where the replay fills the wait and
-  still widens the sync's window: a step 1.2% shorter in the case the
-  properties found, inside the tie band, where the plan with less
-  recompute wins as the simpler one all the same (only the reported best
-  score can be that much low);
+  pays off (the same holds for sequence parallelism off). In a pipeline whose
+  sends outlast a slot's compute the replay fills the wait, where the syncs
+  that stall each micro-batch run too (step_time.absorb_stalls, which closed
+  the 1.2% the properties once found there); the last micro-batch's window
+  (sync.Room) still counts compute, not the wait, so a replay could widen it
+  by what the drain leaves (test_planner_search_exact.py compares the skip
+  with an exhaustive search that tries every recompute mode);
 - ZeRO-2 when ZeRO-1 fits with the same recompute: never faster (its gradient
   reduce-scatter repeats for every micro-batch, sync.earlier_syncs)
   and less simple;
