@@ -182,13 +182,17 @@ def _valid_splits(workload, values, space):
         except LabInputError:
             continue
         found.append((p, f, l))
+    # One end pinned leaves the other free: the searched uneven splits with that end count too
+    # (space.pipeline_splits: Llama 3's one layer fewer on both ends, the ceiling rule, the
+    # prediction modules' variants), so a value a recommended plan shows can be pinned alone.
+    found += [split for split in _searched_splits(space, pp, first, last) if split not in found]
     if not found:
         field, value = ("first_stage_layers", first) if first else ("last_stage_layers", last)
         detail = f"first + last leave the other stages equal shares of the {layers} layers"
         if pp is None:
             raise LabInputError(field, value, detail, "inconsistent")
         other = last if field == "first_stage_layers" else first
-        valid = []
+        valid = set()
         for n in range(1, layers):
             split = {"first_stage_layers": n, "last_stage_layers": other or 0} if field == "first_stage_layers" \
                 else {"first_stage_layers": other or 0, "last_stage_layers": n}
@@ -196,9 +200,17 @@ def _valid_splits(workload, values, space):
                 stage_split(layers, Parallelism(pp=pp, **split))
             except LabInputError:
                 continue
-            valid.append(n)
-        raise _invalid(field, value, valid, detail + f" on pp={pp}")
+            valid.add(n)
+        end = 1 if field == "first_stage_layers" else 2
+        valid.update(split[end] for split in _searched_splits(space, pp, *((None, other) if end == 1 else (other, None))))
+        raise _invalid(field, value, sorted(valid), detail + f" on pp={pp}")
     return found
+
+
+def _searched_splits(space, pp, first, last):
+    """The space's uneven splits (pp, first, last) that match the pinned pp, first and last (None: free)."""
+    return [split for split in space.splits if split[1] and (pp is None or split[0] == pp)
+            and (first is None or split[1] == first) and (last is None or split[2] == last)]
 
 
 def parse_pins(workload, pins, space):

@@ -145,7 +145,29 @@ def _pinned_cases(n, seed):
     return out
 
 
-@pytest.mark.parametrize("kw,pins", _pinned_cases(24, 5), ids=lambda x: str(x.get("gpus", x)))
+# One end of an uneven split pinned alone, at the value of a searched split whose other end is not
+# the middle stages' share (found by random pins: both were refused as "not allowed").
+ONE_END_PINNED = [
+    # 30 layers on 4 stages: Megatron's embedding- and loss-aware split is 7, 8, 8, 7.
+    (dict(params=296e9, gpus=16, inter_node_gbps=73.9, gpu="h800_80gb", stack="megatron_lm_2021", dropout=False,
+          seq_len=8192, global_batch_tokens=385880, layers=30), {"pp": 4, "last_stage_layers": 7, "micro_batch": 47}),
+    # 28 layers and three prediction modules on 4 stages: a split with layers moved from the last stage to the first.
+    (dict(params=4.32e9, gpus=16, inter_node_gbps=130.0, flash_attention=False, gpu="h800_80gb", stack="modern",
+          dropout=False, seq_len=512, global_batch_tokens=664233, mtp_layers=3),
+     {"last_stage_layers": 6, "ep": 1, "pp": 4}),
+]
+
+
+def test_one_end_of_a_searched_split_can_be_pinned_alone():
+    kw, pins = ONE_END_PINNED[0]
+    plan = recommend(Workload(**kw), {"pp": 4, "last_stage_layers": 7})
+    assert (plan.parallelism.first_stage_layers, plan.parallelism.last_stage_layers) == (7, 7)
+    with pytest.raises(LabInputError) as info:
+        recommend(Workload(**kw), {"pp": 4, "last_stage_layers": 8})
+    assert "7" in info.value.allowed.split(", ")
+
+
+@pytest.mark.parametrize("kw,pins", _pinned_cases(24, 5) + ONE_END_PINNED, ids=lambda x: str(x.get("gpus", x)))
 def test_pinned_search_matches_exhaustive_search_over_pinned_plans(kw, pins):
     w = Workload(**kw)
     pinned = parse_pins(w, pins, space_for(w))
