@@ -12,7 +12,7 @@ A composition of per-concern steps, each in its own module with its sources:
   data_pipeline      loaders and storage against the GPUs' appetite (data.py)
 
   step = m x steady slot + bubble + exposed DP + exposed ZeRO-3 + optimizer
-         - what of the exposed sync the slots' waits for their sends hold (absorb_stalls)
+         - what of the exposed sync the slots' waits for their sends hold (sync.held_by_sends)
                                                   (arXiv:2104.04473 Sec 2.2)
 
 Per-workload quantities (rates, shape, FLOPs, failure and checkpoint
@@ -27,7 +27,7 @@ from .gpu_memory import memory_of, model_stages
 from .parallelism import Parallelism, check_layout
 from .partial_recompute import is_partial, model_recomputed_layers
 from .report import assemble
-from .step_time import absorb_stalls, pipeline_times, stage_micro_batch_times
+from .step_time import pipeline_times, stage_micro_batch_times
 from .sync import gradient_sync
 from .throughput import throughput
 from .workload import Workload
@@ -61,9 +61,8 @@ def evaluate(workload, parallelism):
     micro_batch, stage_times = stage_micro_batch_times(ctx, par, layout)
     pipe = pipeline_times(micro_batch, par.pp, par.interleave, ctx.pipeline_schedule)
     sync = gradient_sync(ctx, par, micro_batches, stage_times, pipe, memory.sync_params)
-    absorb_stalls(pipe, micro_batches, sync.stall)
     step_s = (micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
-              - pipe.absorbed)
+              - sync.held)
     rates = throughput(ctx, repeated_flops(ctx, par, layout), step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,
                          ctx.storage_read_bytes_per_s)

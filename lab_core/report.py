@@ -186,8 +186,8 @@ def assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, r
     r.cp_comm_total_s = m * micro_batch.cp_comm_total
     r.ep_comm_s = m * micro_batch.ep_comm
     r.ep_comm_total_s = m * micro_batch.ep_comm_total
-    # The slots' waits for their sends, less what exposed sync ran in them (step_time.absorb_stalls).
-    r.pp_p2p_s = m * (pipe.steady - pipe.busy) - pipe.absorbed
+    # The slots' waits for their sends, less what exposed sync ran in them (sync.held_by_sends).
+    r.pp_p2p_s = m * (pipe.steady - pipe.busy) - sync.held
     r.pp_p2p_total_s = m * micro_batch.p2p
     r.pipeline_bubble_s = pipe.bubble
     r.dp_comm_s = sync.dp_exposed

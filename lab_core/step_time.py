@@ -437,10 +437,9 @@ def pipeline_span(tp, cp, dp, pp):
 
 
 class PipelineTimes:
-    """The step's compute part: m steady slots and the fill-and-drain bubble; absorbed,
-    the seconds of exposed sync the slots' waits for their sends hold (absorb_stalls)."""
+    """The step's compute part: m steady slots and the fill-and-drain bubble."""
 
-    __slots__ = ("busy", "steady", "bubble", "absorbed")
+    __slots__ = ("busy", "steady", "bubble")
 
 
 def pipeline_times(mb, pp, interleave, schedule="1f1b"):
@@ -455,17 +454,4 @@ def pipeline_times(mb, pp, interleave, schedule="1f1b"):
     pipe.steady = pipe.busy if pipe.busy >= mb.p2p else mb.p2p
     pipe.bubble = bubble_time(pp, interleave, pipe.busy + mb.p2p, schedule, mb.backward + mb.recompute,
                               mb.weight_grad)
-    pipe.absorbed = 0.0
     return pipe
-
-
-def absorb_stalls(pipe, micro_batches, stall):
-    """Sync traffic that stalls compute inside each micro-batch (SyncTimes.stall: ZeRO-3's
-    per-layer gathers and reduce-scatters, a sync after every micro-batch) lengthens the
-    busy part of its slot; a slot whose sends outlast its busy time (pipeline_times) waits
-    for them anyway, and the stall runs in that wait: the slot lasts max(busy + stall, sends)
-    per micro-batch. Without it more compute could shorten a send-bound step, by hiding
-    more of the traffic in a slot whose length the sends set. pipe.absorbed: the seconds of
-    the step's exposed sync the waits hold, at most m (steady - busy)."""
-    wait = micro_batches * (pipe.steady - pipe.busy)
-    pipe.absorbed = stall if stall < wait else wait

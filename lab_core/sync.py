@@ -28,10 +28,10 @@ class SyncTimes:
     """Seconds per step: DP gradient and ZeRO-3 traffic (total, exposed), optimizer.
     stall: the part of the exposed seconds that waits inside the micro-batches' slots
     (ZeRO-3's per-layer gathers and reduce-scatters, the syncs after every micro-batch
-    but the last: earlier_syncs), which a pipeline's wait for its sends can absorb
-    (step_time.absorb_stalls)."""
+    but the last: earlier_syncs); held: what of it the slots' waits for their sends hold
+    (held_by_sends), which the step does not wait for again."""
 
-    __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link", "stall")
+    __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link", "stall", "held")
 
 
 def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
@@ -48,7 +48,6 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
     less what the slots' waits for their sends hold (SyncTimes.stall). The first of equals."""
     slowest, slowest_s = None, -1.0
     stages = tuple(zip(stage_times, sync_params))
-    # What of a stage's stalls the slots' waits for their sends hold (step_time.absorb_stalls).
     wait = micro_batches * (pipe.steady - pipe.busy)
     for mb, (shared, expert) in stages:
         if len(stages) > 1 and _outwaited(mb, (shared, expert), stages):
@@ -57,11 +56,22 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
             times = modern_sync(ctx, par, micro_batches, mb, pipe, (shared, expert))
         else:
             times = legacy_sync(ctx, par, micro_batches, mb, pipe, shared + expert)
-        waits = (times.dp_exposed + times.zero_exposed + times.optimizer
-                 - (times.stall if times.stall < wait else wait))
+        times.held = held_by_sends(times.stall, wait)
+        waits = times.dp_exposed + times.zero_exposed + times.optimizer - times.held
         if waits > slowest_s:
             slowest, slowest_s = times, waits
     return slowest
+
+
+def held_by_sends(stall, wait):
+    """Seconds of `stall` (SyncTimes.stall) a pipeline's slots hold, given `wait`, the
+    seconds per step its slots wait for their sends (m (steady - busy), step_time.pipeline_times).
+    Traffic that stalls compute inside each micro-batch lengthens the busy part of its slot;
+    a slot whose sends outlast its busy time waits for them anyway, and the stall runs in that
+    wait: the slot lasts max(busy + stall, sends) per micro-batch. Without it more compute
+    could shorten a send-bound step, by hiding more of the traffic in a slot whose length the
+    sends set."""
+    return stall if stall < wait else wait
 
 
 def _outwaited(mb, params, stages):

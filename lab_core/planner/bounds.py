@@ -961,7 +961,7 @@ class StepBound:
         window = B / m
         if zero3:
             # ZeRO-3's exposed traffic stalls compute inside the slots, so a slot's wait for its
-            # sends can hold it (step_time.absorb_stalls): max(B + traffic, sends) is at most the
+            # sends can hold it (sync.held_by_sends): max(B + traffic, sends) is at most the
             # model's max(B + exposed, sends) + the contention and syncs outside the slots.
             if self.fsdp is not None:
                 if self.expert_sync_s:

@@ -201,8 +201,10 @@ def _valid_splits(workload, values, space):
             except LabInputError:
                 continue
             valid.add(n)
-        end = 1 if field == "first_stage_layers" else 2
-        valid.update(split[end] for split in _searched_splits(space, pp, *((None, other) if end == 1 else (other, None))))
+        if field == "first_stage_layers":
+            valid.update(split[1] for split in _searched_splits(space, pp, None, other))
+        else:
+            valid.update(split[2] for split in _searched_splits(space, pp, other, None))
         raise _invalid(field, value, sorted(valid), detail + f" on pp={pp}")
     return found
 

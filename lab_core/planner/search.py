@@ -24,7 +24,7 @@ What is skipped, and why it is safe (the model's own structure):
   hides at most its time of communication once (lab_core.sync), so it never
   pays off (the same holds for sequence parallelism off). In a pipeline whose
   sends outlast a slot's compute the replay fills the wait, where the syncs
-  that stall each micro-batch run too (step_time.absorb_stalls, which closed
+  that stall each micro-batch run too (sync.held_by_sends, which closed
   the 1.2% the properties once found there); the last micro-batch's window
   (sync.Room) still counts compute, not the wait, so a replay could widen it
   by what the drain leaves (test_planner_search_exact.py compares the skip

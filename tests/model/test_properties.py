@@ -177,7 +177,7 @@ def test_in_a_send_bound_pipeline_recompute_no_longer_shortens_the_step():
     recompute read 1.2% faster: the replay ran while the stage waited on its sends, and the
     reduce-scatter after every micro-batch hid behind it, exposed after the slot when it did
     not. That reduce-scatter stalls compute inside the micro-batch, so it now runs in the
-    slot's wait itself (step_time.absorb_stalls): the wait is filled, and more recompute only
+    slot's wait itself (sync.held_by_sends): the wait is filled, and more recompute only
     adds its replay."""
     w = Workload(params=125e6, gpus=32, global_batch_tokens=65536, seq_len=512, inter_node_gbps=25.0,
                  gpu="a100_80gb", stack="modern", flash_attention=False, dropout=False)

@@ -1,6 +1,6 @@
 """A pipeline whose sends outlast a slot's compute waits in every slot; sync traffic that
 stalls compute inside the micro-batches (ZeRO-3's per-layer gathers and reduce-scatters,
-a sync after every micro-batch) runs in that wait (step_time.absorb_stalls). Before, it was
+a sync after every micro-batch) runs in that wait (sync.held_by_sends). Before, it was
 added after the slots, so more compute (more experts per token, dropout, a slower GPU)
 hid more of it in slots whose length the sends set and made the step shorter."""
 import pytest
@@ -39,6 +39,7 @@ def test_the_plan_is_send_bound_and_its_zero3_stalls_fill_the_wait():
     assert wait > 0.0 and sync.stall > 0.0
     report = evaluate(Workload(**SEND_BOUND), PLAN)
     absorbed = min(sync.stall, wait)
+    assert sync.held == absorbed
     unabsorbed = m * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
     assert report.step_s == pytest.approx(unabsorbed - absorbed, rel=1e-12)
     # The slots' wait is what the stall did not fill.
