@@ -69,6 +69,25 @@ def _significant(value, digits):
     return f"{rounded:.{max(0, digits - 1 - int(math.floor(math.log10(abs(rounded)))))}f}".rstrip("0").rstrip(".")
 
 
+# Percentages are written to 3 significant figures down to this one; a smaller
+# non-zero share reads "<0.1%", never "0%": a meter that says "0% of wall time
+# lost" beside a count of interruptions reads as a contradiction. Below
+# ROUNDING_NOISE_PERCENT a share is floating-point residue of a zero (a
+# difference of equal sums) and reads "0%".
+SMALLEST_PERCENT = 0.1
+ROUNDING_NOISE_PERCENT = 1e-9
+
+
+def _percent_number(percent):
+    """The number of a percentage: 3 significant figures, "<0.1" for a smaller share
+    than SMALLEST_PERCENT that is not zero (signed the same way), "0" for zero."""
+    if abs(percent) < ROUNDING_NOISE_PERCENT:
+        return "0"
+    if abs(percent) < SMALLEST_PERCENT:
+        return ("<" if percent > 0 else ">-") + _significant(SMALLEST_PERCENT, 1)
+    return _significant(percent, 3)
+
+
 def _grouped(value):
     return f"{int(round(value)):,}"
 
@@ -193,7 +212,7 @@ def _format_quantity(value, kind, units):
     if kind == "duration":
         kind, value = _duration(value)
     if kind == "percent":
-        return units["percent"].format(n=_significant(value * 100.0, 3) if value * 100.0 >= 0.1 else "0")
+        return units["percent"].format(n=_percent_number(value * 100.0))
     if kind == "tokens_per_s":
         return units[kind].format(n=format_scaled(value))
     if kind == "bytes_per_s":

@@ -81,3 +81,20 @@ def test_a_remembered_quantity_is_the_text_of_its_own_value_kind_and_units():
             for _ in range(2):  # computed, then remembered
                 assert format_quantity(value, kind, units) == _format_quantity(value, kind, units)
     assert format_quantity(3e9, "bytes", en) != format_quantity(3e9, "bytes", gib)
+
+
+def test_a_share_too_small_for_three_figures_reads_below_the_smallest_never_zero():
+    """A meter once read "0% of wall time lost (0.00379 interruptions a day)": a share under
+    0.1% was written "0%". Now it reads "<0.1%"; zero (and floating-point residue of one) stays "0%",
+    and 0.1% and above keep three significant figures, in both languages' units."""
+    from labsite.catalog import load_catalogs
+
+    for units in (catalog["units"] for catalog in load_catalogs().values()):
+        percent = units["percent"]
+        assert format_quantity(0.0, "percent", units) == percent.format(n="0")
+        assert format_quantity(1e-14, "percent", units) == percent.format(n="0")
+        assert format_quantity(0.00047, "percent", units) == percent.format(n="<0.1")
+        assert format_quantity(-0.00047, "percent", units) == percent.format(n=">-0.1")
+        assert format_quantity(0.001, "percent", units) == percent.format(n="0.1")
+        assert format_quantity(0.00328, "percent", units) == percent.format(n="0.328")
+        assert format_quantity(-0.05, "percent", units) == percent.format(n="-5")
