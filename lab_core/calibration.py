@@ -45,7 +45,9 @@ POWER_CAPPED_H100_PEAK_FLOPS = 0.5 * (989e12 + 835e12)
 # with one harness (48 training-sized 16-bit shapes, m >= 1,024 rows and
 # min(n, k) >= 512; log least squares of each shape's B200 / H100 efficiency,
 # rms 9.5%): B200's tensor cores do twice the H100's work per SM per cycle, so a
-# GEMM must be larger to fill them. a100: 0 (one size, above).
+# GEMM must be larger to fill them. a100: 0 (one size, above). The curves cross
+# on small GEMMs; efficiency.gemm_rate never lets a GPU run a GEMM slower than a
+# GPU it outclasses (a teaching assumption, not a fit).
 GEMM_TOKEN_SCALE = {
     "a100_80gb": 0.0,
     "h100_80gb": 276.0,

@@ -6,6 +6,7 @@ ATTENTION_CAUSAL_TILE.
 """
 from . import calibration as cal
 from .attention import standard
+from .hardware import GPU_PRESETS
 
 
 def gemm_efficiency(device_id, precision, tokens, width):
@@ -14,16 +15,92 @@ def gemm_efficiency(device_id, precision, tokens, width):
     tokens: rows of the GEMM on one GPU (b s / cp); width: its sharded
     dimension (h / t). Larger GEMMs fill the tensor cores better; the
     saturating form E / (1 + T0 / tokens + W0 / width) is a teaching
-    assumption whose constants are fitted (calibration.py).
+    assumption whose constants are fitted (calibration.py), with the floor
+    gemm_rate describes: the same GEMM on a GPU the device outclasses, as a
+    fraction of this device's peak (at most that GPU's peak ratio times its
+    large-GEMM efficiency, so most floors are passed over on that bound alone).
     """
-    base = (cal.FP8_GEMM_EFFICIENCY if precision == "fp8" else cal.GEMM_EFFICIENCY)[device_id]
-    return base / (1.0 + cal.GEMM_TOKEN_SCALE[device_id] / tokens + cal.GEMM_WIDTH_SCALE[device_id] / width)
+    fp8 = precision == "fp8"
+    bases = cal.FP8_GEMM_EFFICIENCY if fp8 else cal.GEMM_EFFICIENCY
+    token_scales, width_scales = cal.GEMM_TOKEN_SCALE, cal.GEMM_WIDTH_SCALE
+    best = bases[device_id] / (1.0 + token_scales[device_id] / tokens + width_scales[device_id] / width)
+    floors = _FLOORS.get(device_id)
+    if floors is None:
+        floors = _floors(device_id)
+    for other, ratio in floors[1] if fp8 else floors[0]:
+        if ratio * bases[other] <= best:
+            continue
+        floor = ratio * (bases[other] / (1.0 + token_scales[other] / tokens + width_scales[other] / width))
+        if floor > best:
+            best = floor
+    if fp8:
+        floor = floors[2] * gemm_efficiency(device_id, "bf16", tokens, width)
+        if floor > best:
+            best = floor
+    return best
+
+
+# device id -> (16-bit floors, FP8 floors, 16-bit peak / FP8 peak): each floor
+# (id of a GPU the device outclasses, its peak / this one's in that format).
+_FLOORS = {}
+
+
+def _floors(device_id):
+    device = GPU_PRESETS[device_id]
+    others = outclassed_by(device)
+    fp8 = device.fp8_peak_flops
+    sixteen = tuple((o.id, o.peak_flops / device.peak_flops) for o in others)
+    eight = tuple((o.id, o.fp8_peak_flops / fp8) for o in others if fp8 and o.fp8_peak_flops)
+    found = _FLOORS[device_id] = (sixteen, eight, device.peak_flops / fp8 if fp8 else 0.0)
+    return found
 
 
 def gemm_rate(device, precision, tokens, width):
-    """Achieved FLOP/s of a transformer GEMM in `precision` on `device` (hardware.GpuSpec)."""
+    """Achieved FLOP/s of a transformer GEMM in `precision` on `device` (hardware.GpuSpec):
+    its fitted curve, and never less than the same GEMM on a GPU it outclasses
+    (outclassed_by), nor in FP8 less than in 16 bits on the same GPU.
+
+    TEACHING ASSUMPTION (the floor). Each GPU's size dependence was fitted on
+    different data (Hopper: DeepGEMM and XLA kernel tables; B200: XLA's ratio to
+    the H100; A100: one size only, the 2021 runs, so none), and the curves cross
+    on small GEMMs: a 128-row, 512-wide expert GEMM reached 70% of an A100's
+    peak and 16% of an H100's, 218 against 154 TFLOP/s, so a fine-grained
+    mixture of experts ran up to 41% faster on A100s than on H100s (8 of 300
+    random plans), and a few ran slower on B200s than on H100s. A GPU with
+    at least another's peak and memory bandwidth runs any kernel at least as
+    fast; the floor keeps that true without refitting either curve.
+    """
     peak = device.fp8_peak_flops if precision == "fp8" else device.peak_flops
     return peak * gemm_efficiency(device.id, precision, tokens, width)
+
+
+def outclasses(device, other):
+    """Whether `device` has at least `other`'s dense 16-bit and FP8 peaks (FP8: when
+    `other` has FP8 tensor cores) and HBM bandwidth, and more of one of them: what a
+    GEMM or an attention kernel runs on."""
+    own = (device.peak_flops, device.fp8_peak_flops or 0.0, device.hbm_bytes_per_s)
+    theirs = (other.peak_flops, other.fp8_peak_flops or 0.0, other.hbm_bytes_per_s)
+    return own != theirs and all(mine >= their for mine, their in zip(own, theirs))
+
+
+_OUTCLASSED = {}
+
+
+def outclassed_by(device):
+    """The presets `device` outclasses (outclasses), in preset order."""
+    found = _OUTCLASSED.get(device.id)
+    if found is None:
+        found = _OUTCLASSED[device.id] = tuple(other for other in GPU_PRESETS.values() if outclasses(device, other))
+    return found
+
+
+def _fitted_attention_rate(device, tokens, causal):
+    """FLOP/s of the flash-attention kernel by the device's own fitted curve (attention_rate)."""
+    device_id = device.id
+    efficiency = cal.ATTENTION_EFFICIENCY[device_id] / (1.0 + cal.ATTENTION_SEQ_SCALE[device_id] / tokens)
+    if causal:
+        efficiency /= 1.0 + cal.ATTENTION_CAUSAL_TILE / tokens
+    return device.peak_flops * efficiency
 
 
 def attention_rate(device, tokens, causal=True):
@@ -34,13 +111,16 @@ def attention_rate(device, tokens, causal=True):
     rate saturates with the sequence (calibration.ATTENTION_SEQ_SCALE, fitted
     on FlashAttention-3's measured throughput); a causal kernel also computes
     the masked half of the tiles on the diagonal
-    (calibration.ATTENTION_CAUSAL_TILE).
+    (calibration.ATTENTION_CAUSAL_TILE). Never less than on a GPU the device
+    outclasses (the floor of gemm_rate: the A100's rate has no sequence
+    dependence, so short sequences ran faster on it than on an H100).
     """
-    device_id = device.id
-    efficiency = cal.ATTENTION_EFFICIENCY[device_id] / (1.0 + cal.ATTENTION_SEQ_SCALE[device_id] / tokens)
-    if causal:
-        efficiency /= 1.0 + cal.ATTENTION_CAUSAL_TILE / tokens
-    return device.peak_flops * efficiency
+    rate = _fitted_attention_rate(device, tokens, causal)
+    for other in outclassed_by(device):
+        floor = _fitted_attention_rate(other, tokens, causal)
+        if floor > rate:
+            rate = floor
+    return rate
 
 
 def _attention_gemms(hidden, kv_ratio, tp, attention, fused_qkv):
