@@ -16,42 +16,45 @@ def gemm_efficiency(device_id, precision, tokens, width):
     dimension (h / t). Larger GEMMs fill the tensor cores better; the
     saturating form E / (1 + T0 / tokens + W0 / width) is a teaching
     assumption whose constants are fitted (calibration.py), with the floor
-    gemm_rate describes: the same GEMM on a GPU the device outclasses, as a
-    fraction of this device's peak (at most that GPU's peak ratio times its
-    large-GEMM efficiency, so most floors are passed over on that bound alone).
+    gemm_rate describes: the same GEMM on a GPU the device outclasses, or in
+    16 bits, as a fraction of this device's peak in `precision` (_floors). A
+    floor is at most its peak ratio times its large-GEMM efficiency, so most
+    are passed over on that bound alone.
     """
-    fp8 = precision == "fp8"
-    bases = cal.FP8_GEMM_EFFICIENCY if fp8 else cal.GEMM_EFFICIENCY
     token_scales, width_scales = cal.GEMM_TOKEN_SCALE, cal.GEMM_WIDTH_SCALE
-    best = bases[device_id] / (1.0 + token_scales[device_id] / tokens + width_scales[device_id] / width)
-    floors = _FLOORS.get(device_id)
+    fp8 = precision == "fp8"
+    best = (cal.FP8_GEMM_EFFICIENCY if fp8 else cal.GEMM_EFFICIENCY)[device_id] / (
+        1.0 + token_scales[device_id] / tokens + width_scales[device_id] / width)
+    floors = _FLOORS.get((device_id, fp8))
     if floors is None:
-        floors = _floors(device_id)
-    for other, ratio in floors[1] if fp8 else floors[0]:
-        if ratio * bases[other] <= best:
-            continue
-        floor = ratio * (bases[other] / (1.0 + token_scales[other] / tokens + width_scales[other] / width))
-        if floor > best:
-            best = floor
-    if fp8:
-        floor = floors[2] * gemm_efficiency(device_id, "bf16", tokens, width)
-        if floor > best:
-            best = floor
+        floors = _floors(device_id, fp8)
+    for other, other_fp8, ratio in floors:
+        base = (cal.FP8_GEMM_EFFICIENCY if other_fp8 else cal.GEMM_EFFICIENCY)[other]
+        if ratio * base > best:
+            floor = ratio * (base / (1.0 + token_scales[other] / tokens + width_scales[other] / width))
+            if floor > best:
+                best = floor
     return best
 
 
-# device id -> (16-bit floors, FP8 floors, 16-bit peak / FP8 peak): each floor
-# (id of a GPU the device outclasses, its peak / this one's in that format).
+# (device id, FP8?) -> the curves that floor its GEMMs: (GPU id, FP8?, that GPU's
+# peak in that format / this one's in this format).
 _FLOORS = {}
 
 
-def _floors(device_id):
+def _floors(device_id, fp8):
+    """A 16-bit GEMM: the 16-bit curves of the GPUs the device outclasses. An FP8 GEMM:
+    their FP8 curves (where they have FP8 tensor cores), their 16-bit curves and the
+    device's own 16-bit curve: FP8 never runs slower than 16 bits."""
     device = GPU_PRESETS[device_id]
     others = outclassed_by(device)
-    fp8 = device.fp8_peak_flops
-    sixteen = tuple((o.id, o.peak_flops / device.peak_flops) for o in others)
-    eight = tuple((o.id, o.fp8_peak_flops / fp8) for o in others if fp8 and o.fp8_peak_flops)
-    found = _FLOORS[device_id] = (sixteen, eight, device.peak_flops / fp8 if fp8 else 0.0)
+    if not fp8:
+        found = tuple((o.id, False, o.peak_flops / device.peak_flops) for o in others)
+    else:
+        peak = device.fp8_peak_flops
+        found = (tuple((o.id, True, o.fp8_peak_flops / peak) for o in others if o.fp8_peak_flops)
+                 + tuple((o.id, False, o.peak_flops / peak) for o in others + (device,)))
+    _FLOORS[(device_id, fp8)] = found
     return found
 
 
