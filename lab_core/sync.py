@@ -28,7 +28,8 @@ class SyncTimes:
     """Seconds per step: DP gradient and ZeRO-3 traffic (total, exposed), optimizer.
     stall: the part of the exposed seconds that waits inside the micro-batches' slots
     (ZeRO-3's per-layer gathers and reduce-scatters, the syncs after every micro-batch
-    but the last: earlier_syncs); held: what of it the slots' waits for their sends hold
+    but the last: earlier_syncs), with the modern stack's COMM_CONTENTION on what of
+    them hides there; held: what of it the slots' waits for their sends hold
     (held_by_sends), which the step does not wait for again."""
 
     __slots__ = ("dp_total", "dp_exposed", "zero_total", "zero_exposed", "optimizer", "link", "stall", "held")
@@ -195,7 +196,9 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(
             ctx, par, micro_batches, mb, shard, min(per_node, shard), room)
-        room.stalled += out.zero_exposed + out.dp_exposed  # per layer, in every micro-batch
+        # Per layer, in every micro-batch: what is exposed and what hides.
+        room.stalled += out.zero_exposed + out.dp_exposed
+        room.slot_hidden += out.zero_total + out.dp_total - out.zero_exposed - out.dp_exposed
     else:
         _add(out, replica_sync(ctx, shared, shard, min(per_node, shard), par.zero, room, micro_batches))
     if replicas > 1:
@@ -209,7 +212,9 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
         _add(out, replica_sync(ctx, expert, expert_ranks, min(expert_per_node, expert_ranks), min(par.zero, 2),
                                room, micro_batches if par.zero == 2 else 1))
     hidden = out.dp_total + out.zero_total - out.dp_exposed - out.zero_exposed
-    out.stall = room.stalled
+    # What hides inside the micro-batches' slots slows the compute there: a slot that
+    # waits for its sends holds that too, as it holds what is exposed there (held_by_sends).
+    out.stall = room.stalled + cal.COMM_CONTENTION * room.slot_hidden
     out.dp_exposed += cal.COMM_CONTENTION * hidden
     out.optimizer = optimizer_time(ctx, shared, shard, par.zero)
     if expert:
@@ -227,13 +232,14 @@ class Room:
     all-reduce across replicas, the routed experts' sync; the same rule as the
     2021 stack's one window, calibration.DP_OVERLAP_FRACTION). The total hidden
     does not depend on the order the classes take it in. stalled: the exposed seconds
-    of the syncs that wait inside the micro-batches (earlier), SyncTimes.stall."""
+    of the syncs that wait inside the micro-batches (earlier, ZeRO-3's per-layer traffic);
+    slot_hidden: the seconds of theirs that hide there (SyncTimes.stall counts both)."""
 
-    __slots__ = ("backward", "forward", "between", "stalled")
+    __slots__ = ("backward", "forward", "between", "stalled", "slot_hidden")
 
     def __init__(self, backward, forward, between):
         self.backward, self.forward, self.between = backward, forward, between
-        self.stalled = 0.0
+        self.stalled = self.slot_hidden = 0.0
 
     def behind_forward(self, total, bucket):
         """Exposed seconds of a bucketed all-gather behind the forward left (_exposed)."""
@@ -262,6 +268,7 @@ class Room:
         exposed = excess(seconds, self.between)
         self.between -= seconds - exposed
         self.stalled += earlier * exposed
+        self.slot_hidden += earlier * (seconds - exposed)
         return earlier * seconds, earlier * exposed
 
     def take(self, forward, backward):

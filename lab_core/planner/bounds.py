@@ -605,7 +605,8 @@ class SharedFloor:
         With a class of ZeRO stage on the modern stack a row also pays the sync
         its windows cannot hold (_with_window, _with_fsdp), as StepBound does. zero2: the rows
         bound only ZeRO-2's plans, which also pay COMM_CONTENTION of the reduce-scatter they
-        repeat for every micro-batch but the last (_zero2_reduce_s)."""
+        repeat for every micro-batch but the last (_zero2_reduce_s), inside the slots, under
+        the steady sends' max (sync.held_by_sends)."""
         best = None
         sequences = ctx.batch_sequences // grid.dp
         drain = grid.pp - 1.0
@@ -642,10 +643,12 @@ class SharedFloor:
                 step = _with_window(busy, bubble, traffic, (1.0 + (v - 1.0) / v * drain) / m)
             else:
                 step = busy * bubble + per_micro_batch * m
+            # ZeRO-2's repeated reduce-scatters cost their contention inside the slots, which
+            # the slots' waits for their sends hold (sync.held_by_sends).
+            step += repeat * (m - 1)
             if drain:
                 sends = self.sends_at(ctx, grid, b)
                 step = (step if step > m * sends else m * sends) + send_slots * sends
-            step += repeat * (m - 1)
             if best is None or step < best:
                 best = step
         return best + optimizer + sync
@@ -903,8 +906,12 @@ class StepBound:
         best = best if best > least else least
         if zero == 2:
             # ZeRO-1's sync bounds ZeRO-2's; it also reduce-scatters every micro-batch but the
-            # last, and what hides of those costs COMM_CONTENTION (sync.earlier_syncs).
-            best += (m - 1) * self.zero2_repeat_s
+            # last, and what hides of those costs COMM_CONTENTION (sync.earlier_syncs) inside
+            # the slots, where a step whose sends outlast its busy time holds it
+            # (sync.held_by_sends): at most sends - busy of it, the most any B >= busy leaves.
+            repeat = (m - 1) * self.zero2_repeat_s - (sends - busy if sends > busy else 0.0)
+            if repeat > 0.0:
+                best += repeat
         return best
 
     def _busy(self, b, recompute, sequence_parallel):
