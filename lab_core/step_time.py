@@ -26,10 +26,9 @@ class MicroBatchTimes:
 
     tp_comm, cp_comm and ep_comm (expert-parallel all-to-all) are what stays
     exposed; *_total what the collectives take in all. layer_windows:
-    ((layers, forward, backward), ...), one layer's compute for each group of
-    the stage's layers (the windows per-layer ZeRO-3 gathers hide behind: the
-    stage's heavier kind of layer, and of a plan that recomputes only some
-    layers those and the others apart); layers is the stage's count. weight_grad is the
+    ((layers, forward, backward), ...), one layer's wall time in each pass for
+    each group of the stage's layers (the windows per-layer ZeRO-3 gathers hide
+    behind: layer_windows); layers is the stage's count. weight_grad is the
     backward's weight-gradient GEMMs (the W of the bidirectional schedules,
     pipeline.bubble_time): as many FLOPs as the forward GEMMs, at their rate.
     """
@@ -129,19 +128,29 @@ def stage_layer_kinds(stage, par, kinds, kept=None):
     return tuple(part for part in counts if part[0] > 0)
 
 
-def layer_windows(stage, par, kinds, kept=None):
-    """MicroBatchTimes.layer_windows: ((layers, forward, backward + recompute), ...) of
-    the stage's heavier kind of layer (mixture of experts when it has any), all its
-    layers at that kind's times; with only some layers recomputing fully, that kind's
-    recomputed layers and kept ones apart (kinds and kept as stage_layer_kinds)."""
-    moe = 1 if stage.moe else 0
-    if kept is None:
-        times = kinds[moe].times
-        return ((stage.layers, times.forward, times.backward + times.recompute),)
-    recomputed = recomputed_layers(stage, par)[moe]
-    share = recomputed / (stage.moe if moe else stage.dense)
-    groups = ((share * stage.layers, kinds[moe].times), ((1.0 - share) * stage.layers, kept[moe].times))
-    return tuple((count, times.forward, times.backward + times.recompute) for count, times in groups if count > 0)
+def layer_windows(counts):
+    """MicroBatchTimes.layer_windows: ((layers, forward, backward + recompute), ...), one
+    group per kind of layer the stage holds (`counts`, stage_layer_kinds: dense and mixture
+    of experts, and with only some layers recomputing fully those and the kept ones apart),
+    each at its own layer's wall time in that pass: its compute plus the in-layer
+    communication it leaves exposed (tensor-, context- and expert-parallel), shared
+    between the passes as the compute is. Traffic that hides behind a layer runs while
+    the layer runs, whatever it is waiting for (a teaching assumption: the gathers share
+    no link with the traffic the layer waits for; COMM_CONTENTION is all they cost each
+    other). Counting compute alone, more compute
+    that also hid more of a layer's tensor-parallel traffic hid more ZeRO-3 traffic
+    than the layer grew, and a heavier layer could shorten the step. Sums to the
+    stage's busy time less the output layer's."""
+    return tuple((count, *_pass_windows(kind)) for count, kind in counts if count > 0)
+
+
+def _pass_windows(kind):
+    """(forward, backward + recompute) wall seconds of one layer of a _Kind."""
+    t = kind.times
+    backward = t.backward + t.recompute
+    compute = t.forward + backward
+    scale = kind.busy / compute if compute > 0.0 else 1.0
+    return t.forward * scale, backward * scale
 
 
 def micro_batch_times(ctx, par, layout):
@@ -160,14 +169,14 @@ def stage_micro_batch_times(ctx, par, layout):
     sends = pipeline_send_time(ctx, par)
     best, every = None, []
     for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
-        mb = _stage_times(par, stage, stage_layer_kinds(stage, par, kinds, kept), kinds, kept, logits, sends)
+        mb = _stage_times(stage, stage_layer_kinds(stage, par, kinds, kept), logits, sends)
         every.append(mb)
         if best is None or mb.busy > best.busy:
             best = mb
     return best, every
 
 
-def _stage_times(par, stage, counts, kinds, kept, logits, sends):
+def _stage_times(stage, counts, logits, sends):
     """MicroBatchTimes of one stage from its layer kinds' counts (stage_layer_kinds)."""
     mb = MicroBatchTimes()
     mb.stage, mb.layers = stage.kind, stage.layers
@@ -190,7 +199,7 @@ def _stage_times(par, stage, counts, kinds, kept, logits, sends):
         mb.cp_comm_total += count * kind.cp_total
         mb.ep_comm += count * kind.ep_exposed
         mb.ep_comm_total += count * kind.ep_total
-    mb.layer_windows = layer_windows(stage, par, kinds, kept)
+    mb.layer_windows = layer_windows(counts)
     mb.p2p = sends
     return mb
 
@@ -437,9 +446,12 @@ def pipeline_span(tp, cp, dp, pp):
 
 
 class PipelineTimes:
-    """The step's compute part: m steady slots and the fill-and-drain bubble."""
+    """The step's compute part: m steady slots and the fill-and-drain bubble; forward and
+    backward (with recompute): the slowest stage's passes, as long as every stage's slots
+    last (a lighter stage waits in each for its input), which the end-of-step syncs hide behind
+    (sync.gradient_sync)."""
 
-    __slots__ = ("busy", "steady", "bubble")
+    __slots__ = ("busy", "steady", "bubble", "forward", "backward")
 
 
 def pipeline_times(mb, pp, interleave, schedule="1f1b"):
@@ -451,6 +463,7 @@ def pipeline_times(mb, pp, interleave, schedule="1f1b"):
     """
     pipe = PipelineTimes()
     pipe.busy = mb.busy
+    pipe.forward, pipe.backward = mb.forward, mb.backward + mb.recompute
     pipe.steady = pipe.busy if pipe.busy >= mb.p2p else mb.p2p
     pipe.bubble = bubble_time(pp, interleave, pipe.busy + mb.p2p, schedule, mb.backward + mb.recompute,
                               mb.weight_grad)

@@ -40,8 +40,13 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
     the step waits for, the longest exposed sync plus optimizer step of its kinds of
     stage (every stage syncs and steps its optimizer at once), each with its own
     micro-batch times (stage_times: step_time.stage_micro_batch_times; the compute
-    its traffic hides behind, the layers ZeRO-3 gathers one by one) and its own
-    (shared, expert) parameters (sync_params, the same order). Not always the
+    its traffic inside the slots hides behind, the layers ZeRO-3 gathers one by one)
+    and its own (shared, expert) parameters (sync_params, the same order). The syncs
+    at the step's end and start hide behind the slowest stage's passes
+    (PipelineTimes.forward, backward): every stage's slots last as long, a lighter
+    stage waiting in each for its input, and the step's compute ends when the slowest
+    stage's does; with a stage's own passes, more compute on a stage that does not
+    set the pace hid more of its sync and shortened the step. Not always the
     bottleneck stage or the one with the most parameters: shared weights sync over
     the data-parallel ranks and routed experts over their own, at other speeds, and
     a stage with fewer layers but the output layer can be the busiest while one with
@@ -57,6 +62,7 @@ def gradient_sync(ctx, par, micro_batches, stage_times, pipe, sync_params):
             times = modern_sync(ctx, par, micro_batches, mb, pipe, (shared, expert))
         else:
             times = legacy_sync(ctx, par, micro_batches, mb, pipe, shared + expert)
+        _hold_in_own_slack(times, micro_batches * (pipe.busy - mb.busy))
         times.held = held_by_sends(times.stall, wait)
         waits = times.dp_exposed + times.zero_exposed + times.optimizer - times.held
         if waits > slowest_s:
@@ -75,12 +81,29 @@ def held_by_sends(stall, wait):
     return stall if stall < wait else wait
 
 
+def _hold_in_own_slack(times, slack):
+    """A stage lighter than the slowest waits in each slot for its input: `slack` seconds per
+    step (m (busy of the slowest - its own busy)). Its stalls inside the slots (SyncTimes.stall)
+    run there first, as in a wait for the sends (held_by_sends), and the step does not wait
+    for them: they leave its exposed seconds, in the shares they make of them. Without it a
+    light stage's stalls counted in full, and more compute on it, which hid more of them
+    behind its layers, could shorten the step it does not set."""
+    own = times.stall if times.stall < slack else slack
+    if own <= 0.0:
+        return
+    exposed = times.dp_exposed + times.zero_exposed
+    times.dp_exposed -= own * times.dp_exposed / exposed
+    times.zero_exposed -= own * times.zero_exposed / exposed
+    times.stall -= own
+
+
 def _outwaited(mb, params, stages):
     """Whether another stage of `stages` [(MicroBatchTimes, (shared, expert))] waits at least
     as long as this one by construction, so this one need not be computed: as many or more
     of both kinds of parameters, layers of the same times and as many or more of each
-    (MicroBatchTimes.layer_windows), and no more compute to hide behind (exposed sync and
-    optimizer step grow with the traffic and shrink with the window, sync.py). Of
+    (MicroBatchTimes.layer_windows), no more compute to hide behind (exposed sync and
+    optimizer step grow with the traffic and shrink with the window, sync.py) and no less
+    busy time (no more of its own slack to hold its stalls in, _hold_in_own_slack). Of
     identical stages the first is kept. Usually the first stage (it also holds the
     embedding) outwaits the middle ones of an even split."""
     room = mb.backward + mb.recompute
@@ -91,7 +114,7 @@ def _outwaited(mb, params, stages):
             continue
         other_room = other.backward + other.recompute
         if (other_params[0] >= params[0] and other_params[1] >= params[1]
-                and other.forward <= mb.forward and other_room <= room
+                and other.forward <= mb.forward and other_room <= room and other.busy >= mb.busy
                 and _more_layers_alike(other.layer_windows, mb.layer_windows)):
             same = (other_params == params and other.layers == mb.layers and other.forward == mb.forward
                     and other_room == room)
@@ -148,7 +171,7 @@ def legacy_sync(ctx, par, micro_batches, mb, pipe, params_per_gpu):
         # last backward ends, spread over the drain phase: (v - 1)/v of the
         # drain bubble is idle time the buckets of finished chunks can use.
         out.dp_total = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 2.0)[0]
-        out.dp_exposed = excess(out.dp_total, overlap * (mb.backward + mb.recompute) + (v - 1.0) / v * pipe.bubble)
+        out.dp_exposed = excess(out.dp_total, overlap * pipe.backward + (v - 1.0) / v * pipe.bubble)
         out.stall = 0.0
         if zero == 2 and m > 1:
             reduce = bucket_times(ctx, params_per_gpu * ctx.grad_bytes, d, ranks_per_node, 1.0)[0]
@@ -191,7 +214,7 @@ def modern_sync(ctx, par, micro_batches, mb, pipe, sync_params):
     # (v - 1)/v of p - 1 more micro-batches. The parameter all-gather hides
     # behind the first group's forwards the same way.
     group = 1.0 + (par.interleave - 1.0) / par.interleave * (par.pp - 1.0)
-    room = Room(group * (mb.backward + mb.recompute), group * mb.forward, mb.forward + mb.backward + mb.recompute)
+    room = Room(group * pipe.backward, group * pipe.forward, mb.forward + mb.backward + mb.recompute)
     out.dp_total = out.dp_exposed = out.zero_total = out.zero_exposed = 0.0
     if par.zero >= 3 and shard > 1:
         out.zero_total, out.zero_exposed, out.dp_total, out.dp_exposed = fsdp_times(

@@ -101,7 +101,11 @@ def _optimizer_s(ctx, grid, zero):
 
 
 def _optimizer_at(ctx, grid, zero):
-    shared, expert = _sync_params(ctx, grid)
+    return _stage_optimizer_s(ctx, grid, zero, _sync_params(ctx, grid))
+
+
+def _stage_optimizer_s(ctx, grid, zero, params):
+    shared, expert = params
     ranks = grid.dp * grid.cp
     if not ctx.modern:
         return optimizer_time(ctx, shared + expert, ranks, zero)
@@ -111,8 +115,32 @@ def _optimizer_at(ctx, grid, zero):
     return out
 
 
+def _least_optimizer_s(ctx, grid, zero):
+    """The least of the stages' optimizer steps at a ZeRO stage: what a bound may add to the
+    stalls inside the slowest stage's slots, which the step pays with that stage's own
+    optimizer step (a lighter stage holds its stalls in its own waits, sync.gradient_sync).
+    The grid's only stage's without pipelining (_optimizer_s)."""
+    if grid.pp == 1:
+        return _optimizer_s(ctx, grid, zero)
+    return _remember(ctx, ("least optimizer", _weights_key(grid), zero), _least_optimizer_at, grid, zero)
+
+
+def _least_optimizer_at(ctx, grid, zero):
+    return min(_stage_optimizer_s(ctx, grid, zero, stage_params(ctx, grid.tp, stage, grid.pp, grid.ep))
+               for stage in grid_stages(ctx, grid))
+
+
+def outside_floor(optimizer, least_optimizer, sync):
+    """What every plan adds to its busy time besides the sends and the bubble, at least: its
+    optimizer step and its least sync `sync` (sync_floor). The sync ZeRO-3 stalls inside the
+    slots is paid with the slowest stage's optimizer step, which may be the least
+    (`least_optimizer`); the stage whose optimizer step is `optimizer` pays at least that."""
+    with_sync = least_optimizer + sync
+    return with_sync if with_sync > optimizer else optimizer
+
+
 class _NoWindow:
-    """A micro-batch without compute: sync.modern_sync's traffic totals do not depend on its windows."""
+    """A micro-batch (and pipeline) without compute: sync.modern_sync's traffic totals do not depend on its windows."""
 
     forward = backward = recompute = 0.0
 
@@ -155,7 +183,7 @@ def _sync_parts(ctx, grid):
 
 
 def _sync_parts_at(ctx, grid):
-    below = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, None,
+    below = modern_sync(ctx, _SyncPlan(grid, 1 if grid.shards else 0), 1, _NoWindow, _NoWindow,
                         _sync_params(ctx, grid)).dp_total
     if not (grid.shards and grid.dp * grid.cp > 1):
         return below, None
@@ -167,23 +195,27 @@ def _expert_sync_s(ctx, grid):
     (sync.modern_sync: outside the per-layer gathers, a reduce-scatter and the updated
     weights' all-gather over the GPUs that hold the same experts, as below ZeRO-3,
     hidden behind what the per-layer traffic leaves of the last micro-batch, _Fsdp.with_experts);
-    0 without experts or on the 2021 stack."""
+    0 without experts or on the 2021 stack. With stages, the least of theirs: it comes with the
+    slowest stage's stalls inside its slots (_least_optimizer_s)."""
     if not ctx.modern or ctx.shape.experts is None:
         return 0.0
     return _remember(ctx, ("expert sync", _weights_key(grid)), _expert_sync_at, grid)
 
 
 def _expert_sync_at(ctx, grid):
-    expert = _sync_params(ctx, grid)[1]
     ranks = grid.expert_ranks
-    return replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2)[0]
+    return min(replica_sync(ctx, stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)[1], ranks,
+                            min(group_per_node(ctx, grid.ep), ranks), 2)[0]
+               for stage in grid_stages(ctx, grid))
 
 
 def _zero2_reduce_s(ctx, grid):
     """Seconds of one micro-batch's gradient reduce-scatter at ZeRO-2 on the modern stack, which
     it repeats for every micro-batch but the last (sync.earlier_syncs): the shared
     weights' over the dp x cp ranks and the routed experts' over the GPUs that hold the same
-    ones, as sync.modern_sync sends them; 0 on the 2021 stack (its bounds leave the repeats out)."""
+    ones, as sync.modern_sync sends them; 0 on the 2021 stack (its bounds leave the repeats out).
+    With stages, the least of theirs: the repeats stall the slowest stage's slots, a lighter
+    stage holds its own in its waits (_least_optimizer_s)."""
     if not (ctx.modern and grid.shards):
         return 0.0
     return _remember(ctx, ("zero2 reduce", _weights_key(grid)), _zero2_reduce_at, grid)
@@ -191,9 +223,10 @@ def _zero2_reduce_s(ctx, grid):
 
 def _zero2_reduce_at(ctx, grid):
     # The model's own traffic: a second micro-batch adds exactly one repeat (sync.earlier_syncs).
-    plan, params = _SyncPlan(grid, 2), _sync_params(ctx, grid)
-    return (modern_sync(ctx, plan, 2, _NoWindow, None, params).dp_total
-            - modern_sync(ctx, plan, 1, _NoWindow, None, params).dp_total)
+    plan = _SyncPlan(grid, 2)
+    return min(modern_sync(ctx, plan, 2, _NoWindow, _NoWindow, params).dp_total
+               - modern_sync(ctx, plan, 1, _NoWindow, _NoWindow, params).dp_total
+               for params in (stage_params(ctx, grid.tp, stage, grid.pp, grid.ep) for stage in grid_stages(ctx, grid)))
 
 
 def _beyond_window(traffic, window):
@@ -393,11 +426,14 @@ class _Fsdp:
     exposed; each later layer's gather hides behind the layer before's
     forward x, and its gather and gradient reduce-scatter behind its
     backward y; the last unit's reduce-scatter is exposed; the modern stack
-    pays COMM_CONTENTION on what hides. A layer's x + y is at most the busy
-    time of a micro-batch over the stage's layers of its heavier kind; the
-    least exposure for that room fills y first (its excess counts once per
-    layer, x's once less). The stage with the fewest layers bounds them all
-    (exposure grows with the layer count).
+    pays COMM_CONTENTION on what hides. A layer's x + y is its wall time
+    (step_time.layer_windows), and a stage's layers' sum to at most the busy
+    time of a micro-batch; a layer's exposure is convex and falling in its
+    room, so the layers expose least with equal rooms, and the bound gives each
+    the busy time over the stage's layers of its heavier kind (no more than
+    its layers, so at least that). The least exposure for a room fills y first
+    (its excess counts once per layer, x's once less). The stage with the
+    fewest layers bounds them all (exposure grows with the layer count).
     """
 
     __slots__ = ("gather", "reduce", "gather_embedding", "reduce_embedding", "layers", "heavier_layers",
@@ -617,7 +653,12 @@ class SharedFloor:
         terms = self.syncs.get(key)
         if terms is None:
             terms = self.syncs[key] = self._sync_terms(ctx, grid, zero3, zero2)
-        sync, per_micro_batch, traffic, fsdp, expert, repeat, optimizer = terms
+        sync, per_micro_batch, traffic, fsdp, expert, repeat, optimizer, least_optimizer = terms
+        # With stages, the stalls inside the slots are the slowest stage's, paid with its own
+        # optimizer step (a lighter stage holds its own in its waits, sync.gradient_sync):
+        # a row is at least that with the least optimizer step, and at least the step
+        # without them with the optimizer step of the stage that holds the most.
+        staged = grid.pp > 1 and (fsdp is not None or sync or repeat)
         # The busy time never rises with the micro-batch (floor()), so the largest row's
         # is below every row's: rows come by that bound on their step, and once it is no
         # better than the least step found, no later row can be less.
@@ -630,28 +671,49 @@ class SharedFloor:
                       else 1.0 + least_drain_slots(grid.pp, row[1], schedule) / m)
             order.append((busy_floor * bubble + per_micro_batch * m + repeat * (m - 1), bubble, -row[0], row))
         order.sort()
+        first = least_optimizer if staged else optimizer
         for lower, bubble, _, row in order:
-            if best is not None and lower >= best:
+            if best is not None and lower + first >= best:
                 break
             b, v = row[0], row[1]
             m = sequences // b
             mode = row[2] if len(row) > 2 and recompute == "none" else recompute
             busy = self.busy_at(ctx, grid, b, mode)
-            if fsdp is not None:
-                step = _with_fsdp(busy, bubble, m, fsdp, expert, (1.0 + (v - 1.0) / v * drain) / m)
-            elif traffic:
-                step = _with_window(busy, bubble, traffic, (1.0 + (v - 1.0) / v * drain) / m)
+            room = (1.0 + (v - 1.0) / v * drain) / m
+            if staged:
+                step = self._staged_row(ctx, grid, b, m, busy, bubble, room, send_slots, terms)
             else:
-                step = busy * bubble + per_micro_batch * m
-            # ZeRO-2's repeated reduce-scatters cost their contention inside the slots, which
-            # the slots' waits for their sends hold (sync.held_by_sends).
-            step += repeat * (m - 1)
-            if drain:
-                sends = self.sends_at(ctx, grid, b)
-                step = (step if step > m * sends else m * sends) + send_slots * sends
+                if fsdp is not None:
+                    step = _with_fsdp(busy, bubble, m, fsdp, expert, room)
+                elif traffic:
+                    step = _with_window(busy, bubble, traffic, room)
+                else:
+                    step = busy * bubble + per_micro_batch * m
+                # ZeRO-2's repeated reduce-scatters cost their contention inside the slots, which
+                # the slots' waits for their sends hold (sync.held_by_sends).
+                step += repeat * (m - 1)
+                if drain:
+                    sends = self.sends_at(ctx, grid, b)
+                    step = (step if step > m * sends else m * sends) + send_slots * sends
+                step += optimizer + sync
             if best is None or step < best:
                 best = step
-        return best + optimizer + sync
+        return best
+
+    def _staged_row(self, ctx, grid, b, m, busy, bubble, room, send_slots, terms):
+        """least()'s row of a pipelined grid whose sync stalls the slots (ZeRO-3's per-layer
+        traffic, ZeRO-2's repeats) or may (sync_floor): the slowest stage pays those stalls with
+        its own optimizer step, at least the least of the stages'; the stage whose GPUs hold the
+        most, which may hold its stalls in its own waits (sync.gradient_sync), pays its sync at
+        the step's end and its optimizer step. The row is at least either."""
+        sync, _, traffic, fsdp, expert, repeat, optimizer, least_optimizer = terms
+        plain = busy * bubble
+        inside = (_with_fsdp(busy, bubble, m, fsdp, expert, room) if fsdp is not None else plain) + repeat * (m - 1)
+        outside = _with_window(busy, bubble, traffic, room) if traffic else plain
+        sends = self.sends_at(ctx, grid, b)
+        inside = (inside if inside > m * sends else m * sends) + send_slots * sends + least_optimizer + sync
+        outside = (outside if outside > m * sends else m * sends) + send_slots * sends + optimizer
+        return inside if inside > outside else outside
 
     def _sync_terms(self, ctx, grid, zero3, zero2):
         """What least() adds for the grid's sync and optimizer step, by class of ZeRO stage (see
@@ -671,7 +733,8 @@ class SharedFloor:
                 # Below ZeRO-3 _with_window charges the traffic itself.
                 traffic, sync = (below, 0.0) if zero3 is False else (0.0, cal.COMM_CONTENTION * below)
         repeat = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid) if zero2 else 0.0
-        return sync, per_micro_batch, traffic, fsdp, expert, repeat, self.optimizer_s(ctx, grid)
+        return (sync, per_micro_batch, traffic, fsdp, expert, repeat, self.optimizer_s(ctx, grid),
+                _least_optimizer_s(ctx, grid, 1 if grid.shards else 0))
 
     def busy_at(self, ctx, grid, micro_batch, recompute):
         """floor() without the optimizer step: the busy time alone (memoised by grid, micro-batch
@@ -722,8 +785,14 @@ class SharedFloor:
 
     @staticmethod
     def optimizer_s(ctx, grid):
-        """The least optimizer step of the grid's plans (ZeRO-1 where it shards)."""
+        """The least optimizer step of the grid's plans (ZeRO-1 where it shards), on the stage
+        whose GPUs hold the most."""
         return _optimizer_s(ctx, grid, 1 if grid.shards else 0)
+
+    @staticmethod
+    def least_optimizer_s(ctx, grid):
+        """optimizer_s on the stage whose step is the least (_least_optimizer_s)."""
+        return _least_optimizer_s(ctx, grid, 1 if grid.shards else 0)
 
     def _busy(self, ctx, grid, b, recompute):
         """floor()'s busy time: the most of any stage's at micro-batch b. A b above the
@@ -792,7 +861,7 @@ class StepBound:
                  "compute", "forward_overhead_s", "cp", "ctx", "grid", "moe_layers", "tp_message_bytes", "send_message_bytes", "tp_comm_s_at_asymptote",
                  "sends_s_at_asymptote", "optimizer_s_replicated", "optimizer_s_sharded", "dp_collective_s", "sync_floor",
                  "fsdp", "expert_sync_s", "zero3_unhidden_s", "zero3_rest_s", "steps", "busy",
-                 "zero2_repeat_s")
+                 "zero2_repeat_s", "optimizer_s_least", "outside_s")
 
     def __init__(self, ctx, grid, probe):
         """probe: the Report of the grid at micro-batch 1, no recompute, no
@@ -841,9 +910,15 @@ class StepBound:
                                      if pp > 1 else 0.0)
         self.optimizer_s_replicated = _optimizer_s(ctx, grid, 0)
         self.optimizer_s_sharded = _optimizer_s(ctx, grid, 1) if self.syncs else self.optimizer_s_replicated
+        # The least of the stages' (sharded) optimizer steps, which the slowest stage's stalls
+        # inside its slots come with (_least_optimizer_s).
+        self.optimizer_s_least = (_least_optimizer_s(ctx, grid, 1) if self.syncs
+                                  else self.optimizer_s_replicated)
         self.dp_collective_s = probe.dp_comm_total_s
         self.sync_floor = sync_floor(ctx, grid)
-        # What each of ZeRO-2's repeated reduce-scatters costs at least: hidden, its contention.
+        self.outside_s = outside_floor(self.optimizer_s_sharded, self.optimizer_s_least, self.sync_floor)
+        # What each of ZeRO-2's repeated reduce-scatters costs at least: hidden, its contention
+        # (the slowest stage's, at least the least stage's: _zero2_reduce_s).
         self.zero2_repeat_s = cal.COMM_CONTENTION * _zero2_reduce_s(ctx, grid)
         ranks = dp * cp
         self.fsdp, self.expert_sync_s = None, 0.0
@@ -902,7 +977,7 @@ class StepBound:
                 best = z3 if best is None or z3 < best else best
         # Every plan exposes at least the least sync (sync_floor), which the bounds above
         # leave out where they model no sync (a grid without sharded ranks, ZeRO-3 there).
-        least = busy * (1.0 + drain) + self.optimizer_s_sharded + self.sync_floor
+        least = busy * (1.0 + drain) + self.outside_s
         best = best if best > least else least
         if zero == 2:
             # ZeRO-1's sync bounds ZeRO-2's; it also reduce-scatters every micro-batch but the
@@ -910,8 +985,14 @@ class StepBound:
             # the slots, where a step whose sends outlast its busy time holds it
             # (sync.held_by_sends): at most sends - busy of it, the most any B >= busy leaves.
             repeat = (m - 1) * self.zero2_repeat_s - (sends - busy if sends > busy else 0.0)
-            if repeat > 0.0:
+            if repeat > 0.0 and self.pp == 1:
                 best += repeat
+            elif repeat > 0.0:
+                # With stages the repeats stall the slowest stage's slots, which pays them with
+                # its own optimizer step; a lighter stage may hold its own in its waits.
+                stalled = ((busy if busy >= sends else sends) + drain * (busy + sends) + repeat
+                           + self.optimizer_s_least)
+                best = best if best > stalled else stalled
         return best
 
     def _busy(self, b, recompute, sequence_parallel):
@@ -947,8 +1028,7 @@ class StepBound:
         micro-batch (GEMM rates and message sizes grow with b, fixed
         per-micro-batch costs fall), with sequence parallelism on, no bubble
         and the least exposed sync (sync_floor); plus the least optimizer step."""
-        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
-        return self._busy(largest_micro_batch, recompute, True) + optimizer + self.sync_floor
+        return self._busy(largest_micro_batch, recompute, True) + self.outside_s
 
     def row_floor(self, micro_batch, interleave):
         """Lower bound on step() at this micro-batch for every interleaving up to
@@ -957,10 +1037,9 @@ class StepBound:
         (the step is at least max(B, sends) + bubble(B) + optimizer + the least
         exposed sync, B >= busy)."""
         m = self.sequences_per_replica // micro_batch
-        optimizer = self.optimizer_s_sharded if self.syncs else self.optimizer_s_replicated
         busy = self._busy(micro_batch, "none", True)
         slots = (self.pp - 1.0) / interleave if self.schedule_slots is None else self.schedule_slots
-        return (busy * (1.0 + slots / m) + optimizer + self.sync_floor) * _ROUNDING
+        return (busy * (1.0 + slots / m) + self.outside_s) * _ROUNDING
 
     def _g(self, B, sends, drain, m, v, zero3):
         """The step bound at busy time B (see step)."""
@@ -970,6 +1049,9 @@ class StepBound:
             # ZeRO-3's exposed traffic stalls compute inside the slots, so a slot's wait for its
             # sends can hold it (sync.held_by_sends): max(B + traffic, sends) is at most the
             # model's max(B + exposed, sends) + the contention and syncs outside the slots.
+            # With stages these are the slowest stage's, with its own optimizer step and its
+            # experts' sync (a lighter stage holds its stalls in its own waits): the least of
+            # the stages' here (_least_optimizer_s, _expert_sync_s), the rest in _least.
             if self.fsdp is not None:
                 if self.expert_sync_s:
                     # The experts' sync behind what the last micro-batch's own traffic leaves of it.
@@ -981,7 +1063,7 @@ class StepBound:
                 rest = self.zero3_rest_s - cal.DP_OVERLAP_FRACTION * window
                 traffic = m * (self.zero3_unhidden_s + (rest if rest > 0.0 else 0.0))
             slots = B + traffic
-            return (slots if slots >= sends else sends) + bubble + self.optimizer_s_sharded
+            return (slots if slots >= sends else sends) + bubble + self.optimizer_s_least
         out = (B if B >= sends else sends) + bubble + self.optimizer_s_sharded
         if self.modern:
             # sync.modern_sync: one micro-batch, widened by the interleaved last group; what
@@ -1014,4 +1096,9 @@ class StepBound:
                 g = self._g(B, sends, drain, m, v, zero3)
                 if best is None or g < best:
                     best = g
+        if zero3 and self.pp > 1:
+            # The stage whose optimizer step is the most pays it whatever it holds: at least the
+            # step without ZeRO-3's stalls (least at B = busy, where it is least).
+            plain = (busy if busy >= sends else sends) + drain * (busy + sends) + self.optimizer_s_sharded
+            best = best if best > plain else plain
         return best

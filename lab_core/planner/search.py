@@ -66,7 +66,7 @@ from ..parallelism import RECOMPUTE_MODES, Parallelism, schedule_allows, zero_st
 from ..pipeline import least_drain_slots
 from .assumptions import MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
 from .bounds import (SharedFloor, StepBound, fits, shared_floor_applies, floor_memory, plan_memory,
-                     stage_activation_bytes, stage_state_bytes, sync_floor)
+                     outside_floor, stage_activation_bytes, stage_state_bytes, sync_floor)
 from .shapes import leanest_classes, needs_full, possible_classes, shape_classes
 from .memory_table import table_for
 from .space import Grid, divisors, space_for
@@ -758,9 +758,11 @@ def _sketch(ctx, grid, choices, reference, sizes, recompute="none"):
 
 
 def _outside_compute(ctx, grid, reference):
-    """What every plan of the grid adds to its busy time: the least optimizer step and the
-    least sync (bounds.sync_floor), the part of _sketch and _at_largest besides compute."""
-    return reference.optimizer_s(ctx, grid) + sync_floor(ctx, grid)
+    """What every plan of the grid adds to its busy time: its optimizer step and the least
+    sync (bounds.outside_floor, bounds.sync_floor), the part of _sketch and _at_largest
+    besides compute."""
+    return outside_floor(reference.optimizer_s(ctx, grid), reference.least_optimizer_s(ctx, grid),
+                         sync_floor(ctx, grid))
 
 
 def _sketch_busy(ctx, grid, choices, reference, sizes, recompute="none"):

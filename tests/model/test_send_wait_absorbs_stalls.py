@@ -10,7 +10,7 @@ from lab_core.context import context_for
 from lab_core.gpu_memory import memory_of
 from lab_core.parallelism import check_layout
 from lab_core.step_time import pipeline_times, stage_micro_batch_times
-from lab_core.sync import gradient_sync
+from lab_core.sync import gradient_sync, modern_sync
 
 # A small mixture of experts at ZeRO-3 over a slow fabric: TP 8 x PP 2, 8-way expert
 # parallelism, three interleaved chunks; the sends set the slot (found by a sweep of
@@ -90,7 +90,14 @@ def test_the_contention_of_what_hides_in_a_slot_is_held_by_its_wait_too():
     workload = Workload(**ZERO2_SEND_BOUND)
     m, pipe, sync = _parts(workload, ZERO2_PLAN)
     assert pipe.steady > pipe.busy  # send-bound
-    assert sync.stall > 0.0 and sync.held == sync.stall  # all of it in the wait
+    assert sync.held == sync.stall  # all of it in the waits
+    # The slowest stage's repeats stall its slots, and its wait for the sends holds them all.
+    ctx = context_for(workload)
+    layout = check_layout(workload, ZERO2_PLAN)
+    slowest, stages = stage_micro_batch_times(ctx, ZERO2_PLAN, layout)
+    params = memory_of(ctx, ZERO2_PLAN, layout).sync_params[stages.index(slowest)]
+    own = modern_sync(ctx, ZERO2_PLAN, m, slowest, pipe, params)
+    assert 0.0 < own.stall <= m * (pipe.steady - pipe.busy)
     on = evaluate(workload, ZERO2_PLAN).step_s
     off = evaluate(Workload(**ZERO2_SEND_BOUND, grad_reduce_overlap=False), ZERO2_PLAN).step_s
     assert on <= off

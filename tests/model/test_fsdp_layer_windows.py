@@ -1,0 +1,65 @@
+"""ZeRO-3's per-layer gathers and reduce-scatters hide behind each layer's wall time
+(step_time.layer_windows): its compute plus the tensor-, context- and expert-parallel
+time it leaves exposed, for each kind of layer the stage holds at that kind's own times.
+Before, every layer of a stage counted the heavier kind's compute alone, so more compute
+could hide more FSDP traffic than the step grew by (both found by sweeps of random plans):
+  - twice the experts per token in a model whose first 3 of 6 layers are dense: the 3
+    dense layers' windows grew with the expert layers' (0.374293 -> 0.374068 s);
+  - a shared expert on a TP 8 plan whose overlapped TP traffic hid behind the larger
+    GEMMs: the layer's wall time grew by 0.18 ms, its compute by 0.44 ms
+    (27.4285 -> 27.4151 s)."""
+import pytest
+
+from lab_core import Parallelism, Workload, evaluate
+from lab_core.context import context_for
+from lab_core.parallelism import check_layout
+from lab_core.step_time import layer_kinds, stage_micro_batch_times
+
+MIXED = dict(params=350e6, gpus=8, seq_len=1024, inter_node_gbps=50, gpu="h800_80gb", stack="torch_native",
+             precision="bf16", flash_attention=True, dropout=True, global_batch_tokens=262144, experts=64,
+             experts_per_token=1, expert_ffn_hidden=2048, shared_experts=1, dense_layers=3, moe_comm_overlap=True,
+             tp_comm_overlap=True, grad_reduce_overlap=True, mtp_layers=1, layers=5, hidden=512, heads=4,
+             kv_heads=4, ffn_hidden=2048, vocab=51200)
+MIXED_PLAN = Parallelism(tp=2, pp=1, dp=4, zero=3, recompute="full", sequence_parallel=True, micro_batch=2, ep=8)
+
+OVERLAPPED_TP = dict(params=70e9, gpus=256, seq_len=4096, inter_node_gbps=200, gpu="h800_80gb", stack="modern",
+                     precision="fp8", flash_attention=True, dropout=False, global_batch_tokens=524288, experts=8,
+                     experts_per_token=8, expert_ffn_hidden=2048, shared_experts=0, dense_layers=0,
+                     moe_comm_overlap=False, tp_comm_overlap=True, grad_reduce_overlap=True, mtp_layers=1, layers=80,
+                     hidden=11264, heads=88, kv_heads=88, ffn_hidden=45056, vocab=51200)
+OVERLAPPED_PLAN = Parallelism(tp=8, pp=4, dp=8, zero=3, recompute="none", sequence_parallel=True, micro_batch=1,
+                              ep=8)
+
+
+@pytest.mark.parametrize("fields, plan, change", [
+    (MIXED, MIXED_PLAN, {"experts_per_token": 2}),
+    (MIXED, MIXED_PLAN, {"expert_ffn_hidden": 4096}),
+    (OVERLAPPED_TP, OVERLAPPED_PLAN, {"shared_experts": 1}),
+    (OVERLAPPED_TP, OVERLAPPED_PLAN, {"expert_ffn_hidden": 4096}),
+])
+def test_a_heavier_layer_never_shortens_a_zero3_step(fields, plan, change):
+    base = evaluate(Workload(**fields), plan).step_s
+    assert evaluate(Workload(**dict(fields, **change)), plan).step_s >= base
+
+
+def test_windows_are_each_kind_of_layer_at_its_wall_time():
+    workload = Workload(**MIXED)
+    ctx = context_for(workload)
+    dense, moe = layer_kinds(ctx, MIXED_PLAN)
+    _, (stage,) = stage_micro_batch_times(ctx, MIXED_PLAN, check_layout(workload, MIXED_PLAN))
+    # The 3 dense layers and the 2 expert layers with the prediction module's, each at its own times.
+    assert [count for count, _, _ in stage.layer_windows] == [3, 3]
+    for (_, forward, backward), kind in zip(stage.layer_windows, (dense, moe)):
+        assert forward + backward == pytest.approx(kind.busy, rel=1e-12)
+        assert kind.busy > kind.times.forward + kind.times.backward + kind.times.recompute
+
+
+def test_windows_sum_to_a_stage_busy_time_without_the_output_layer():
+    workload = Workload(**OVERLAPPED_TP)
+    _, stages = stage_micro_batch_times(context_for(workload), OVERLAPPED_PLAN,
+                                        check_layout(workload, OVERLAPPED_PLAN))
+    inner = [stage for stage in stages if stage.stage != "last"]
+    assert inner
+    for stage in inner:
+        walls = sum(count * (forward + backward) for count, forward, backward in stage.layer_windows)
+        assert walls == pytest.approx(stage.busy, rel=1e-12)
