@@ -46,7 +46,7 @@ class MicroBatchTimes:
 class _Kind:
     """One kind of layer's per-micro-batch times (dense or mixture-of-experts)."""
 
-    __slots__ = ("times", "tp_exposed", "cp_total", "cp_exposed", "ep_total", "ep_exposed")
+    __slots__ = ("times", "tp_exposed", "cp_total", "cp_exposed", "ep_total", "ep_exposed", "tp_forward_share")
 
     @property
     def busy(self):
@@ -76,8 +76,13 @@ def _layer_kind(ctx, par, ffn_hidden, gemm_s, moe=False):
     kind.times = layer_times(s, b, h, ctx.heads, ffn_hidden, t, sp, par.recompute, ctx.flash, rate, ctx.hbm_rate,
                              ctx.nvlink_rate, ctx.kv_ratio, ctx.dropout, flash_rate, ctx.flash, cp,
                              gemm_s / ctx.compute_factor, ctx.attention, replay, modules)
+    # Of the layer's tensor-parallel collectives 2 run in the forward; 2 in the backward, 2 more
+    # when full recompute replays the forward, and those the replayed modules add (timing.py).
+    collectives = 4.0 + (2.0 if par.recompute == "full" else 0.0)
     if modules is not None and module.collectives and t > 1:
         kind.times.tp_comm += module.collectives * ring_time(2.0 * tokens * h, t, ctx.nvlink_rate)
+        collectives += module.collectives
+    kind.tp_forward_share = 2.0 / collectives
     kind.tp_exposed = tensor_parallel_exposed(ctx, kind.times, t, sp, par.recompute)
     kind.cp_total, kind.cp_exposed = context_parallel_times(ctx, par, kind.times)
     kind.ep_total = kind.ep_exposed = 0.0
@@ -133,8 +138,8 @@ def layer_windows(counts):
     group per kind of layer the stage holds (`counts`, stage_layer_kinds: dense and mixture
     of experts, and with only some layers recomputing fully those and the kept ones apart),
     each at its own layer's wall time in that pass: its compute plus the in-layer
-    communication it leaves exposed (tensor-, context- and expert-parallel), shared
-    between the passes as the compute is. Traffic that hides behind a layer runs while
+    communication it leaves exposed (tensor-, context- and expert-parallel), each part
+    in the pass that sends it (_pass_windows). Traffic that hides behind a layer runs while
     the layer runs, whatever it is waiting for (a teaching assumption: the gathers share
     no link with the traffic the layer waits for; COMM_CONTENTION is all they cost each
     other). Counting compute alone, more compute
@@ -145,12 +150,15 @@ def layer_windows(counts):
 
 
 def _pass_windows(kind):
-    """(forward, backward + recompute) wall seconds of one layer of a _Kind."""
+    """(forward, backward + recompute) wall seconds of one layer of a _Kind: each pass's compute
+    and its part of the exposed in-layer traffic (tensor-parallel: by collectives,
+    _Kind.tp_forward_share; context-parallel: the forward sends keys and values, the backward
+    them and their gradients, context_parallel_times; expert all-to-alls: a dispatch and a
+    combine in each pass)."""
     t = kind.times
-    backward = t.backward + t.recompute
-    compute = t.forward + backward
-    scale = kind.busy / compute if compute > 0.0 else 1.0
-    return t.forward * scale, backward * scale
+    exposed = kind.tp_exposed + kind.cp_exposed + kind.ep_exposed
+    forward = kind.tp_exposed * kind.tp_forward_share + kind.cp_exposed / 3.0 + kind.ep_exposed / 2.0
+    return t.forward + forward, t.backward + t.recompute + exposed - forward
 
 
 def micro_batch_times(ctx, par, layout):
