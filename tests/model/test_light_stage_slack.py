@@ -16,28 +16,28 @@ from lab_core.parallelism import check_layout
 from lab_core.step_time import pipeline_times, stage_micro_batch_times
 from lab_core.sync import gradient_sync, legacy_sync
 
+# What the three cases share: the 2021 stack, 16-bit, flash attention, every overlap on.
+COMMON = dict(stack="megatron_lm_2021", precision="bf16", flash_attention=True, tp_comm_overlap=True,
+              grad_reduce_overlap=True, vocab=51200)
 ZERO3_LIGHT_FIRST = (
-    dict(params=8e9, gpus=512, seq_len=4096, inter_node_gbps=800, gpu="h100_80gb", stack="megatron_lm_2021",
-         precision="bf16", flash_attention=True, dropout=False, global_batch_tokens=4194304, experts=128,
-         experts_per_token=4, expert_ffn_hidden=4096, shared_experts=0, dense_layers=3, moe_comm_overlap=True,
-         tp_comm_overlap=True, grad_reduce_overlap=True, mtp_layers=0, layers=10, hidden=1024, heads=8,
-         kv_heads=8, ffn_hidden=4096, vocab=51200),
+    dict(COMMON, params=8e9, gpus=512, seq_len=4096, inter_node_gbps=800, gpu="h100_80gb", dropout=False,
+         global_batch_tokens=4194304, experts=128, experts_per_token=4, expert_ffn_hidden=4096, shared_experts=0,
+         dense_layers=3, moe_comm_overlap=True, mtp_layers=0, layers=10, hidden=1024, heads=8, kv_heads=8,
+         ffn_hidden=4096),
     Parallelism(tp=2, pp=4, dp=64, zero=3, recompute="selective", sequence_parallel=True, micro_batch=8, ep=64,
                 first_stage_layers=2, last_stage_layers=2))
 ZERO3_TWO_STAGES = (
-    dict(params=20e9, gpus=64, seq_len=16384, inter_node_gbps=400, gpu="h800_80gb", stack="megatron_lm_2021",
-         precision="bf16", flash_attention=True, dropout=False, global_batch_tokens=1048576, experts=8,
-         experts_per_token=1, expert_ffn_hidden=2048, shared_experts=1, dense_layers=3, moe_comm_overlap=False,
-         tp_comm_overlap=True, grad_reduce_overlap=True, mtp_layers=1, layers=52, hidden=6144, heads=48,
-         kv_heads=48, ffn_hidden=24576, vocab=51200),
+    dict(COMMON, params=20e9, gpus=64, seq_len=16384, inter_node_gbps=400, gpu="h800_80gb", dropout=False,
+         global_batch_tokens=1048576, experts=8, experts_per_token=1, expert_ffn_hidden=2048, shared_experts=1,
+         dense_layers=3, moe_comm_overlap=False, mtp_layers=1, layers=52, hidden=6144, heads=48, kv_heads=48,
+         ffn_hidden=24576),
     Parallelism(tp=1, pp=2, dp=32, zero=3, recompute="full", micro_batch=2, ep=8, first_stage_layers=28,
                 last_stage_layers=24))
 ZERO0_LIGHT_FIRST = (
-    dict(params=350e6, gpus=32, seq_len=2048, inter_node_gbps=400, gpu="h100_80gb", stack="megatron_lm_2021",
-         precision="bf16", flash_attention=True, dropout=True, global_batch_tokens=262144, experts=16,
-         experts_per_token=2, expert_ffn_hidden=4096, shared_experts=0, dense_layers=3, moe_comm_overlap=True,
-         tp_comm_overlap=True, grad_reduce_overlap=True, mtp_layers=1, layers=8, hidden=512, heads=4, kv_heads=4,
-         ffn_hidden=2048, vocab=51200),
+    dict(COMMON, params=350e6, gpus=32, seq_len=2048, inter_node_gbps=400, gpu="h100_80gb", dropout=True,
+         global_batch_tokens=262144, experts=16, experts_per_token=2, expert_ffn_hidden=4096, shared_experts=0,
+         dense_layers=3, moe_comm_overlap=True, mtp_layers=1, layers=8, hidden=512, heads=4, kv_heads=4,
+         ffn_hidden=2048),
     Parallelism(tp=2, pp=2, dp=8, zero=0, recompute="full", sequence_parallel=True, micro_batch=8, interleave=2,
                 first_stage_layers=6, last_stage_layers=2))
 CASES = [ZERO3_LIGHT_FIRST, ZERO3_TWO_STAGES, ZERO0_LIGHT_FIRST]
