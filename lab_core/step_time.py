@@ -142,10 +142,9 @@ def layer_windows(counts):
     in the pass that sends it (_pass_windows). Traffic that hides behind a layer runs while
     the layer runs, whatever it is waiting for (a teaching assumption: the gathers share
     no link with the traffic the layer waits for; COMM_CONTENTION is all they cost each
-    other). Counting compute alone, more compute
-    that also hid more of a layer's tensor-parallel traffic hid more ZeRO-3 traffic
-    than the layer grew, and a heavier layer could shorten the step. Sums to the
-    stage's busy time less the output layer's."""
+    other). Counting compute alone, more compute that also hid more of a layer's
+    tensor-parallel traffic hid more ZeRO-3 traffic than the layer grew, and a heavier
+    layer could shorten the step. Sums to the stage's busy time less the output layer's."""
     return tuple((count, *_pass_windows(kind)) for count, kind in counts if count > 0)
 
 

@@ -1026,16 +1026,17 @@ class StepBound:
         is at most `largest_micro_batch` (and, with recompute="full", that
         recomputes fully): each part of the busy time is least at the largest
         micro-batch (GEMM rates and message sizes grow with b, fixed
-        per-micro-batch costs fall), with sequence parallelism on, no bubble
-        and the least exposed sync (sync_floor); plus the least optimizer step."""
+        per-micro-batch costs fall), with sequence parallelism on, no bubble,
+        plus the optimizer step and the least exposed sync (sync_floor) as
+        outside_floor pairs them."""
         return self._busy(largest_micro_batch, recompute, True) + self.outside_s
 
     def row_floor(self, micro_batch, interleave):
         """Lower bound on step() at this micro-batch for every interleaving up to
         `interleave`, ZeRO stage and recompute: floor()'s busy time plus the
         fill-and-drain bubble at the most interleaving, (p - 1) / (v m) of it
-        (the step is at least max(B, sends) + bubble(B) + optimizer + the least
-        exposed sync, B >= busy)."""
+        (the step is at least max(B, sends) + bubble(B) + the optimizer step and
+        the least exposed sync as outside_floor pairs them, B >= busy)."""
         m = self.sequences_per_replica // micro_batch
         busy = self._busy(micro_batch, "none", True)
         slots = (self.pp - 1.0) / interleave if self.schedule_slots is None else self.schedule_slots
