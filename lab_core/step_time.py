@@ -18,6 +18,7 @@ from .pipeline import bubble_time
 from .recompute_replay import module_replay
 from .shape import mtp_projection_params
 from .stack import tp_overlap_waiting_share
+from .sync import gathers_on_fabric
 from .timing import layer_times, logits_times
 
 
@@ -46,7 +47,8 @@ class MicroBatchTimes:
 class _Kind:
     """One kind of layer's per-micro-batch times (dense or mixture-of-experts)."""
 
-    __slots__ = ("times", "tp_exposed", "cp_total", "cp_exposed", "ep_total", "ep_exposed", "tp_forward_share")
+    __slots__ = ("times", "tp_exposed", "cp_total", "cp_exposed", "ep_total", "ep_exposed", "tp_forward_share",
+                 "shares")
 
     @property
     def busy(self):
@@ -101,6 +103,7 @@ def layer_kinds(ctx, par):
     dense = _layer_kind(ctx, par, ctx.ffn_hidden,
                         layer_gemm_seconds(ctx.device, ctx.precision, tokens, h, ctx.ffn_hidden, ctx.kv_ratio, t,
                                            ctx.attention, ctx.fused_qkv))
+    dense.shares = _shares_gathers_link(ctx, par, False)
     moe = None
     if experts is not None:
         # A mixture-of-experts layer computes like a dense one whose MLP is as
@@ -110,12 +113,23 @@ def layer_kinds(ctx, par):
                                                                   ctx.kv_ratio, t, experts, par.ep,
                                                                   ctx.attention, ctx.fused_qkv), True)
         moe.ep_total, moe.ep_exposed = expert_alltoall_times(ctx, par)
+        moe.shares = _shares_gathers_link(ctx, par, True)
         permute = expert_permutation_seconds(ctx, par)
         moe.times.forward += permute
         moe.times.backward += permute
         if replays_moe_layer(ctx, par.recompute):
             moe.times.recompute += permute
     return dense, moe
+
+
+def _shares_gathers_link(ctx, par, moe):
+    """(tensor-, context-, expert-parallel) whether each of a layer's exchanges takes the link
+    ZeRO-3's gathers take (sync.gathers_on_fabric): NVLink inside a node, the NICs beyond it
+    (context_parallel_span; expert_alltoall_on_fabric for a mixture-of-experts layer's)."""
+    fabric = gathers_on_fabric(ctx, par)
+    node = ctx.gpus_per_node
+    return ((par.tp > node) == fabric, (context_parallel_span(par.tp, par.cp) > node) == fabric,
+            moe and expert_alltoall_on_fabric(ctx, par) == fabric)
 
 
 def stage_layer_kinds(stage, par, kinds, kept=None):
@@ -139,25 +153,32 @@ def layer_windows(counts):
     of experts, and with only some layers recomputing fully those and the kept ones apart),
     each at its own layer's wall time in that pass: its compute plus the in-layer
     communication it leaves exposed (tensor-, context- and expert-parallel), each part
-    in the pass that sends it (_pass_windows). Traffic that hides behind a layer runs while
-    the layer runs, whatever it is waiting for (a teaching assumption: the gathers share
-    no link with the traffic the layer waits for; COMM_CONTENTION is all they cost each
-    other). Counting compute alone, more compute that also hid more of a layer's
-    tensor-parallel traffic hid more ZeRO-3 traffic than the layer grew, and a heavier
-    layer could shorten the step. Sums to the stage's busy time less the output layer's."""
+    in the pass that sends it, less the exchanges that take the gathers' own link
+    (_pass_windows). Traffic that hides behind a layer runs while the layer runs, whatever
+    it is waiting for, on a link nothing else of the layer takes (a teaching assumption:
+    COMM_CONTENTION is all traffic on different links costs each other). Counting compute
+    alone, more compute that also hid more of a layer's tensor-parallel traffic hid more
+    ZeRO-3 traffic than the layer grew, and a heavier layer could shorten the step; as the
+    wall time, ZeRO-3's gathers hid behind context-parallel waits on the same NICs. At most
+    the stage's busy time less the output layer's."""
     return tuple((count, *_pass_windows(kind)) for count, kind in counts if count > 0)
 
 
 def _pass_windows(kind):
-    """(forward, backward + recompute) wall seconds of one layer of a _Kind: each pass's compute
-    and its part of the exposed in-layer traffic (tensor-parallel: by collectives,
-    _Kind.tp_forward_share; context-parallel: the forward sends keys and values, the backward
-    them and their gradients, context_parallel_times; expert all-to-alls: a dispatch and a
-    combine in each pass)."""
+    """(forward, backward + recompute) seconds of one layer of a _Kind that ZeRO-3's gathers can
+    use: each pass's compute and its part of the exposed in-layer traffic (tensor-parallel: by
+    collectives, _Kind.tp_forward_share; context-parallel: the forward sends keys and values,
+    the backward them and their gradients, context_parallel_times; expert all-to-alls: a
+    dispatch and a combine in each pass), less all of an exchange that takes the gathers' own
+    link (_Kind.shares: hidden or exposed, it keeps that link busy)."""
     t = kind.times
-    exposed = kind.tp_exposed + kind.cp_exposed + kind.ep_exposed
-    forward = kind.tp_exposed * kind.tp_forward_share + kind.cp_exposed / 3.0 + kind.ep_exposed / 2.0
-    return t.forward + forward, t.backward + t.recompute + exposed - forward
+    tp_same, cp_same, ep_same = kind.shares
+    tp = kind.tp_exposed - (t.tp_comm if tp_same else 0.0)
+    cp = kind.cp_exposed - (kind.cp_total if cp_same else 0.0)
+    ep = kind.ep_exposed - (kind.ep_total if ep_same else 0.0)
+    forward = t.forward + tp * kind.tp_forward_share + cp / 3.0 + ep / 2.0
+    backward = t.backward + t.recompute + tp * (1.0 - kind.tp_forward_share) + cp * (2.0 / 3.0) + ep / 2.0
+    return (forward if forward > 0.0 else 0.0), (backward if backward > 0.0 else 0.0)
 
 
 def micro_batch_times(ctx, par, layout):

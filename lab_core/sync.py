@@ -305,6 +305,14 @@ def _less(window, used):
     return window - used if window > used else 0.0
 
 
+def gathers_on_fabric(ctx, par):
+    """Whether ZeRO-3's per-layer gathers leave a node on the modern stack: modern_sync's
+    shard group, cp x dp_shard ranks placed after tensor parallelism, outgrows one node's
+    share of it (step_time.layer_windows reads which link they take)."""
+    shard = par.shard_ranks * par.cp
+    return group_per_node(ctx, par.tp) < shard
+
+
 def group_per_node(ctx, inner):
     """GPUs of one group per node when `inner` consecutive ranks of another
     parallelism come first in rank order (at least one)."""

@@ -275,9 +275,11 @@ def test_a_rows_bound_by_class_of_zero_stage_never_exceeds_its_plans(seed):
 def test_zero3_bounds_count_the_experts_sync():
     """At ZeRO-3 on the modern stack the routed experts still sync once per step behind one
     micro-batch (sync.modern_sync): StepBound and SharedFloor's ZeRO-3 class count it.
-    DeepSeek-V3 on 2,048 H800, TP 2 x DP 1,024, full recompute: both within 15% of the
-    model's step (without it the bound at EP 8, micro-batch 15 was 0.76 of it; 0.885 at EP 64,
-    micro-batch 1, since rings between nodes pay a latency per step), never above."""
+    DeepSeek-V3 on 2,048 H800, TP 2 x DP 1,024, full recompute: both within 20% of the
+    model's step (without it the bound at EP 8, micro-batch 15 was 0.76 of it), never above.
+    At EP 64 the all-to-alls cross the NICs the gathers take, so the gathers cannot hide behind
+    them (step_time.layer_windows) while the bound's window still counts the busy time they
+    wait for: 0.81 at micro-batch 1, the loosest; 0.92 to 0.99 elsewhere."""
     w = Workload(params=671e9, layers=61, hidden=7168, heads=128, kv_heads=128, head_dim=192, v_head_dim=128,
                  q_lora_rank=1536, kv_lora_rank=512, moe_dispatcher="per_node", ffn_hidden=27648, vocab=129280,
                  experts=256, experts_per_token=8, expert_ffn_hidden=3072, shared_experts=1, dense_layers=3,
@@ -291,7 +293,7 @@ def test_zero3_bounds_count_the_experts_sync():
             step = evaluate(w, search.make_parallelism(grid, 3, "full", True, b, 1)).step_s
             for bound in (run.bound(grid).step(b, 1, 3, "full", True),
                           SharedFloor(ctx, grid).least(ctx, grid, [(b, 1)], "full", zero3=True)):
-                assert 0.85 * step < bound <= step * (1 + 1e-12)
+                assert 0.8 * step < bound <= step * (1 + 1e-12)
 
 
 def test_floors_count_the_pipeline_sends_over_a_slow_fabric():
