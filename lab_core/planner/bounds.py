@@ -126,8 +126,12 @@ def _least_optimizer_s(ctx, grid, zero):
 
 
 def _least_optimizer_at(ctx, grid, zero):
-    return min(_stage_optimizer_s(ctx, grid, zero, stage_params(ctx, grid.tp, stage, grid.pp, grid.ep))
-               for stage in grid_stages(ctx, grid))
+    return min(_stage_optimizer_s(ctx, grid, zero, params) for params in _each_stage_params(ctx, grid))
+
+
+def _each_stage_params(ctx, grid):
+    """(shared, expert) parameters on one GPU of each kind of stage of the grid (gpu_memory.stage_params)."""
+    return [stage_params(ctx, grid.tp, stage, grid.pp, grid.ep) for stage in grid_stages(ctx, grid)]
 
 
 def outside_floor(optimizer, least_optimizer, sync):
@@ -204,9 +208,8 @@ def _expert_sync_s(ctx, grid):
 
 def _expert_sync_at(ctx, grid):
     ranks = grid.expert_ranks
-    return min(replica_sync(ctx, stage_params(ctx, grid.tp, stage, grid.pp, grid.ep)[1], ranks,
-                            min(group_per_node(ctx, grid.ep), ranks), 2)[0]
-               for stage in grid_stages(ctx, grid))
+    return min(replica_sync(ctx, expert, ranks, min(group_per_node(ctx, grid.ep), ranks), 2)[0]
+               for _, expert in _each_stage_params(ctx, grid))
 
 
 def _zero2_reduce_s(ctx, grid):
@@ -226,7 +229,7 @@ def _zero2_reduce_at(ctx, grid):
     plan = _SyncPlan(grid, 2)
     return min(modern_sync(ctx, plan, 2, _NoWindow, _NoWindow, params).dp_total
                - modern_sync(ctx, plan, 1, _NoWindow, _NoWindow, params).dp_total
-               for params in (stage_params(ctx, grid.tp, stage, grid.pp, grid.ep) for stage in grid_stages(ctx, grid)))
+               for params in _each_stage_params(ctx, grid))
 
 
 def _beyond_window(traffic, window):
