@@ -33,12 +33,14 @@ from .throughput import throughput
 from .workload import Workload
 
 
-def repeated_flops(ctx, par, layout):
+def repeated_flops(ctx, par, layout, stages=None):
     """FLOPs the plan's recompute repeats in one step (context.recompute_flops by mode;
-    of the layers that recompute when only some do, partial_recompute.py)."""
+    of the layers that recompute when only some do, partial_recompute.py). stages: the
+    plan's model_stages, when the caller has them."""
     if not is_partial(par):
         return ctx.recompute_flops[par.recompute]
-    stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
+    if stages is None:
+        stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
     return partial_recompute_flops(ctx.batch_sequences, ctx.seq_len, ctx.shape, ctx.flash,
                                    *model_recomputed_layers(stages, par))
 
@@ -57,13 +59,15 @@ def evaluate(workload, parallelism):
     layout = check_layout(workload, par)
     micro_batches = layout.micro_batches
     ctx = context_for(workload)
-    memory = memory_of(ctx, par, layout)
-    micro_batch, stage_times = stage_micro_batch_times(ctx, par, layout)
+    # The kinds of pipeline stage, one list for every step below.
+    stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
+    memory = memory_of(ctx, par, layout, stages)
+    micro_batch, stage_times = stage_micro_batch_times(ctx, par, layout, stages)
     pipe = pipeline_times(micro_batch, par.pp, par.interleave, ctx.pipeline_schedule)
     sync = gradient_sync(ctx, par, micro_batches, stage_times, pipe, memory.sync_params)
     step_s = (micro_batches * pipe.steady + pipe.bubble + sync.dp_exposed + sync.zero_exposed + sync.optimizer
               - sync.held)
-    rates = throughput(ctx, repeated_flops(ctx, par, layout), step_s)
+    rates = throughput(ctx, repeated_flops(ctx, par, layout, stages), step_s)
     data = data_pipeline(rates.tokens_per_s, ctx.nodes, ctx.loader_tokens_per_s_per_node,
                          ctx.storage_read_bytes_per_s)
     return assemble(ctx, par, micro_batches, memory, micro_batch, pipe, sync, step_s, rates, data)

@@ -171,24 +171,20 @@ def largest_layer_params(shape, tp, ep):
     return max(shape.layer_params / tp, moe)
 
 
-def stage_activations(ctx, tp, cp, pp, stage, recompute, sequence_parallel, micro_batch, micro_batches, interleave,
-                      recomputed=None):
+def stage_activations(ctx, tp, cp, pp, stage, micro_batch, micro_batches, interleave, kinds, recomputed=None):
     """(per layer, total, working set) activation bytes of one stage.
 
     Each context-parallel rank keeps the activations of its s / cp tokens.
     Total = the stage's layers for its in-flight micro-batches, min(p - index, m),
     times the interleaving multiplier (arXiv:2205.05198 Eq 5 and Sec 4.2.3),
     + the embedding dropout mask (first stage) or the output layer (last),
-    + the recompute working set. Sequence parallelism applies only with tp > 1.
+    + the recompute working set. kinds: the plan's layer_kind_activations (one
+    layer of each kind, the same on every stage, so computed once per plan).
     recomputed: (dense, mixture-of-experts) layers that recompute fully when
-    only some do (partial_recompute.py; recompute is then "full"), else None.
+    only some do (partial_recompute.py); kinds is then the pair of
+    layer_kind_activations at full recompute and without.
     """
-    if recomputed is None:
-        terms = stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch)
-    else:
-        terms = partial_stage_terms(stage, recomputed, *(
-            layer_kind_activations(ctx, tp, cp, mode, sequence_parallel, micro_batch, stage.moe > 0)
-            for mode in ("full", "none")))
+    terms = stage_terms(stage, kinds) if recomputed is None else partial_stage_terms(stage, recomputed, *kinds)
     total = stage_activation_total(ctx, tp, cp, pp, stage, terms, micro_batch, micro_batches, interleave)
     return terms[0], total, terms[2]
 
@@ -210,13 +206,6 @@ def partial_stage_terms(stage, recomputed, full, kept):
     return per_layer, layers, working
 
 
-def stage_activation_terms(ctx, tp, cp, stage, recompute, sequence_parallel, micro_batch):
-    """(per layer, the stage's layers, working set) bytes of one micro-batch: the
-    parts of stage_activations that do not depend on the pipeline schedule."""
-    kinds = layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batch, stage.moe > 0)
-    return stage_terms(stage, kinds)
-
-
 def layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batch, moe):
     """((stored, working set) of a dense layer, the same of a mixture-of-experts
     layer or None without `moe`) for one micro-batch: what stage_terms adds up
@@ -230,9 +219,10 @@ def layer_kind_activations(ctx, tp, cp, recompute, sequence_parallel, micro_batc
 
 
 def stage_terms(stage, kinds):
-    """stage_activation_terms of a stage from its layer_kind_activations: the largest layer
-    and working set are those of the kinds of layer the stage holds (a stage of expert layers
-    alone has no dense layer's working set)."""
+    """(per layer, the stage's layers, working set) bytes of one micro-batch of a stage, from
+    its layer_kind_activations: the parts of stage_activations that do not depend on the
+    pipeline schedule. The largest layer and working set are those of the kinds of layer the
+    stage holds (a stage of expert layers alone has no dense layer's working set)."""
     dense, moe = kinds
     if not stage.moe:
         return dense[0], stage.dense * dense[0], dense[1]
@@ -321,12 +311,23 @@ def moe_layer_activations(ctx, tokens, b, tp, sp, recompute):
     return layer_activations(ctx, tokens, b, tp, sp, recompute, width, routed * experts.ffn_hidden, dispatched)
 
 
-def stage_memories(ctx, par, layout):
+def stage_memories(ctx, par, layout, stages=None):
     """[(MemoryBreakdown, (shared, expert) parameters)] of one GPU of each kind
-    of stage (stages(): first, the heaviest middle one, last), in that order."""
+    of stage (stages(): first, the heaviest middle one, last), in that order.
+    stages: model_stages of the plan, when the caller has them."""
     out = []
     shard = par.shard_ranks * par.cp
-    for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
+    if stages is None:
+        stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
+    partial = is_partial(par)
+    moe = any(stage.moe for stage in stages)
+    if partial:
+        kinds = tuple(layer_kind_activations(ctx, par.tp, par.cp, mode, par.sequence_parallel, par.micro_batch, moe)
+                      for mode in ("full", "none"))
+    else:
+        kinds = layer_kind_activations(ctx, par.tp, par.cp, par.recompute, par.sequence_parallel, par.micro_batch,
+                                       moe)
+    for stage in stages:
         mem = MemoryBreakdown()
         mem.stage = stage.kind
         shared, expert = stage_params(ctx, par.tp, stage, par.pp, par.ep)
@@ -334,19 +335,20 @@ def stage_memories(ctx, par, layout):
         mem.weights, mem.gradients, mem.optimizer = state_parts(ctx, par.tp, shared, shard, par.zero, expert,
                                                                 expert_shard_ranks(par), par.ep)
         mem.activations_per_layer, mem.activations, mem.activations_working = stage_activations(
-            ctx, par.tp, par.cp, par.pp, stage, par.recompute, par.sequence_parallel, par.micro_batch,
-            layout.micro_batches, par.interleave, recomputed_layers(stage, par) if is_partial(par) else None)
+            ctx, par.tp, par.cp, par.pp, stage, par.micro_batch, layout.micro_batches, par.interleave, kinds,
+            recomputed_layers(stage, par) if partial else None)
         mem.loss = stage_loss_bytes(ctx, par.tp, par.cp, stage, par.micro_batch)
         mem.total = mem.weights + mem.gradients + mem.optimizer + mem.activations
         out.append((mem, (shared, expert)))
     return out
 
 
-def memory_of(ctx, par, layout):
-    """MemoryBreakdown of the most loaded GPU for Parallelism `par` (its Layout from check_layout)."""
+def memory_of(ctx, par, layout, stages=None):
+    """MemoryBreakdown of the most loaded GPU for Parallelism `par` (its Layout from check_layout;
+    stages: its model_stages, when the caller has them)."""
     best = None
     pairs = []
-    for mem, pair in stage_memories(ctx, par, layout):
+    for mem, pair in stage_memories(ctx, par, layout, stages):
         pairs.append(pair)
         if best is None or mem.total > best.total:
             best = mem

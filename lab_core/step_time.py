@@ -186,17 +186,19 @@ def micro_batch_times(ctx, par, layout):
     return stage_micro_batch_times(ctx, par, layout)[0]
 
 
-def stage_micro_batch_times(ctx, par, layout):
+def stage_micro_batch_times(ctx, par, layout, stages=None):
     """(MicroBatchTimes of the bottleneck stage, [MicroBatchTimes of each kind of stage
     (model_stages' order)]): the stage with the most busy time sets the pipeline's pace;
     each stage's own times set the compute its gradient sync hides behind
-    (sync.gradient_sync)."""
+    (sync.gradient_sync). stages: the plan's model_stages, when the caller has them."""
     kinds = layer_kinds(ctx, par)
     kept = layer_kinds(ctx, kept_plan(par)) if is_partial(par) else None
     logits = output_layer_times(ctx, par.tp, par.cp, par.micro_batch)
     sends = pipeline_send_time(ctx, par)
+    if stages is None:
+        stages = model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers)
     best, every = None, []
-    for stage in model_stages(ctx, par.pp, layout.first_layers, layout.middle_layers, layout.last_layers):
+    for stage in stages:
         mb = _stage_times(stage, stage_layer_kinds(stage, par, kinds, kept), logits, sends)
         every.append(mb)
         if best is None or mb.busy > best.busy:
