@@ -10,13 +10,22 @@ from html import escape
 
 # The mesh's own SVG frame (content/templates/diagram.html scales it to the
 # mesh box; a phone draws it about 230 px wide, where a 16-unit caption is 12 px tall).
-MESH_X, MESH_Y, MESH_W, MESH_H = 0.0, 0.0, 300.0, 262.0
-VIEWBOX = f"0 0 {MESH_W:.0f} {MESH_H:.0f}"
+VIEW_W, VIEW_H = 300.0, 262.0
+VIEWBOX = f"0 0 {VIEW_W:.0f} {VIEW_H:.0f}"
+# The replicas are drawn this far inside the frame: half their outline's 1.5-unit stroke
+# (lab.css .wb-replica-box), which the frame clipped on the outer columns' sides.
+INSET = 1.0
+MESH_X, MESH_Y, MESH_W, MESH_H = INSET, INSET, VIEW_W - 2.0 * INSET, VIEW_H - 2.0 * INSET
 MAX_COLUMNS = 3
 MAX_STAGES = 4
 MAX_SHARDS = 8
 MAX_SEQUENCE_ROWS = 4
 GAP = 10.0
+# Above the stages a margin; below them the replica's number (".wb-caption", 16 units in
+# lab.css): its baseline CAPTION_BASELINE above the box's bottom, its glyphs about 12 tall.
+TOP_MARGIN = 8.0
+CAPTION_BAND = 30.0
+CAPTION_BASELINE = 9.0
 
 
 def _shown(count, limit):
@@ -46,7 +55,7 @@ def render_mesh(tp, pp, dp, texts, cp=1, ep=1):
     slots = len(columns) + (1 if hidden_columns else 0)
     column_w = (MESH_W - GAP * (slots - 1)) / slots
     rows = len(stages) + (1 if hidden_stages else 0)
-    stage_h = min(56.0, (MESH_H - 24.0 - GAP * (rows - 1)) / rows)
+    stage_h = min(56.0, (MESH_H - TOP_MARGIN - CAPTION_BAND - GAP * (rows - 1)) / rows)
     parts = []
     for slot, replica in enumerate(columns):
         x = MESH_X + slot * (column_w + GAP)
@@ -61,7 +70,7 @@ def render_mesh(tp, pp, dp, texts, cp=1, ep=1):
         parts.append(
             f'<rect class="wb-replica-box" x="{_f(x)}" y="{_f(MESH_Y)}" width="{_f(column_w)}" height="{_f(MESH_H)}" rx="8"/>'
         )
-        y = MESH_Y + 8.0
+        y = MESH_Y + TOP_MARGIN
         for row, stage in enumerate(stages):
             if hidden_stages and row == len(stages) - 1:
                 parts.append(
@@ -71,7 +80,7 @@ def render_mesh(tp, pp, dp, texts, cp=1, ep=1):
             parts.append(_stage(x + 6.0, y, column_w - 12.0, stage_h, stage, shards, sequence_rows))
             y += stage_h + GAP
         parts.append(
-            f'<text class="wb-caption" x="{_f(x + column_w / 2)}" y="{_f(MESH_Y + MESH_H - 6)}" text-anchor="middle">'
+            f'<text class="wb-caption" x="{_f(x + column_w / 2)}" y="{_f(MESH_Y + MESH_H - CAPTION_BASELINE)}" text-anchor="middle">'
             f"{escape(texts['mesh_replica'].format(n=replica + 1))}</text>"
         )
         parts.append("</g>")
@@ -82,7 +91,7 @@ def render_mesh(tp, pp, dp, texts, cp=1, ep=1):
 
 def _expert_group(ranks_per_replica, ep, dp, column_w, slots, stage_h, shards, sequence_rows):
     """The dashed outline of one expert-parallel group on the first stage."""
-    y = MESH_Y + 8.0 - 3.0
+    y = MESH_Y + TOP_MARGIN - 3.0
     h = stage_h + 6.0
     if ep >= ranks_per_replica:
         # Whole replicas: ep / (tp x cp) of them from the first; the last column

@@ -24,8 +24,8 @@ from ..stack import least_tp_overlap_waiting_share
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds, pipeline_span)
 
-__all__ = ("SharedFloor", "StepBound", "activation_bytes", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
-           "stage_state_bytes", "state_bytes")
+__all__ = ("SharedFloor", "StepBound", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
+           "stage_state_bytes")
 
 def grid_stages(ctx, grid):
     """The kinds of stage of the grid's pipeline split (gpu_memory.stages)."""
@@ -61,16 +61,6 @@ def floor_memory(ctx, grid):
     """The least memory any plan of the grid uses: the most ZeRO sharding it
     allows (parallelism.zero_stages), full recompute, micro-batch 1, no interleaving."""
     return plan_memory(ctx, grid, zero_stages(ctx.stack, grid.pp, grid.shards)[-1], "full", 1, 1)
-
-
-def state_bytes(ctx, grid, zero):
-    """The largest training state of any stage (for the page's numbers)."""
-    return max(stage_state_bytes(ctx, grid, zero))
-
-
-def activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel=None):
-    """The largest activations of any stage (for the page's numbers)."""
-    return max(stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequence_parallel))
 
 
 def _sync_params(ctx, grid):

@@ -202,7 +202,7 @@ def activation_memory(ctx):
         reason = "state_exceeds_memory"
     elif r.activations_bytes > room:
         reason = "activations_exceed_room"
-    elif ctx.activations_without_recompute <= room:
+    elif ctx.activations_without_recompute <= ctx.room_without_recompute:
         reason = "fits_without_recompute"
     elif option == "partial_recompute":
         reason = "partial_recompute"
@@ -213,6 +213,7 @@ def activation_memory(ctx):
         "activations_bytes": r.activations_bytes,
         "activations_without_recompute_bytes": ctx.activations_without_recompute,
         "room_bytes": max(room, 0.0),
+        "room_without_recompute_bytes": max(ctx.room_without_recompute, 0.0),
         "usable_bytes": ctx.usable,
         "state_shortfall_bytes": max(-room, 0.0),
         "activation_shortfall_bytes": max(r.activations_bytes - max(room, 0.0), 0.0),

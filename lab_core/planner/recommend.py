@@ -14,7 +14,7 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import activation_bytes, floor_memory, plan_memory, state_bytes
+from .bounds import floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .memory_table import release_retired
@@ -34,9 +34,9 @@ from .warm_start import warm_tiers
 class _Context:
     """Everything the decision and diagram builders read."""
 
-    __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable", "state",
-                 "activations_without_recompute", "activations_without_cp", "checkpoint", "meters", "best_replica",
-                 "goodput_tokens_per_s", "no_fit", "chunk_layers", "full_recompute_step_s")
+    __slots__ = ("workload", "wctx", "parallelism", "report", "fits", "gpus_used", "usable",
+                 "activations_without_recompute", "room_without_recompute", "activations_without_cp", "checkpoint",
+                 "meters", "best_replica", "goodput_tokens_per_s", "no_fit", "chunk_layers", "full_recompute_step_s")
 
 
 def _with_gpus(workload, gpus):
@@ -273,14 +273,23 @@ def _decision_context(w, wctx, cand, result, plan, usable):
     ctx.workload, ctx.wctx, ctx.parallelism, ctx.report = w, wctx, par, report
     ctx.fits, ctx.gpus_used, ctx.usable = plan.fits, used, usable
     grid = Grid.of(par)
-    ctx.state = state_bytes(wctx, grid, par.zero)
-    ctx.activations_without_recompute = activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave,
-                                                         par.sequence_parallel)
+    # The GPU that would be most loaded without recompute: its activations and the room its own
+    # state leaves them. The largest activations of any stage against the room on the report's
+    # GPU mixed two stages, and a plan that keeps every activation (DeepSeek-V3's: 48.9 GB on the
+    # first stage, 47.9 GB of room on the last) read "recompute brings them to 47.7 GB".
+    states = stage_state_bytes(wctx, grid, par.zero)
+    kept = stage_activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave, par.sequence_parallel)
+    worst = max(range(len(states)), key=lambda i: states[i] + kept[i])
+    ctx.activations_without_recompute = kept[worst]
+    ctx.room_without_recompute = usable - states[worst]
     # The same plan with each sequence whole on a GPU (the CP sentence's "without it";
-    # same micro-batches in flight, so only the sequence share changes).
-    ctx.activations_without_cp = (activation_bytes(wctx, grid._replace(cp=1), par.recompute,
-                                                   par.micro_batch, par.interleave, par.sequence_parallel)
-                                  if par.cp > 1 else None)
+    # same micro-batches in flight, so only the sequence share changes), on the GPU that
+    # would then be the most loaded, as the sentence says.
+    ctx.activations_without_cp = None
+    if par.cp > 1:
+        whole = stage_activation_bytes(wctx, grid._replace(cp=1), par.recompute, par.micro_batch, par.interleave,
+                                       par.sequence_parallel)
+        ctx.activations_without_cp = whole[max(range(len(states)), key=lambda i: states[i] + whole[i])]
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
     ctx.chunk_layers = chunk_layers(w, par)[1]

@@ -9,6 +9,7 @@ from lab_core import preset_inputs
 from lab_core.planner import plan_json
 from lab_core.planner.assumptions import CHECKPOINT_MATERIAL_GAIN, METER_THRESHOLDS, TIE_TOLERANCE
 from lab_core.planner.meters import MEMORY_METERS
+from labsite.scenarios import load_scenario
 
 workloads = st.fixed_dictionaries({
     "params": st.sampled_from((125e6, 1.3e9, 7e9, 70e9, 175e9, 1e12, 2e12)),
@@ -52,6 +53,29 @@ def test_the_plan_says_only_what_its_numbers_support(inputs):
         assert sync["numbers"]["zero_comm_total_s"] > 0.0
     activation = decisions["activation_memory"]["numbers"]
     assert min(v for k, v in activation.items() if k.endswith("_bytes")) >= 0.0
+    _activation_words_match_the_plan(plan, decisions["activation_memory"])
+
+
+def _activation_words_match_the_plan(plan, decision):
+    """A plan that keeps every activation never reads "recompute brings them to ...": the
+    figures without recompute are those of the GPU that would be most loaded without it."""
+    numbers = decision["numbers"]
+    if decision["reason"] in ("recompute_required", "partial_recompute"):
+        assert plan["parallelism"]["recompute"] != "none"
+        assert numbers["activations_without_recompute_bytes"] > numbers["room_without_recompute_bytes"]
+    if plan["fits"] and plan["parallelism"]["recompute"] == "none":
+        assert decision["reason"] == "fits_without_recompute"
+        assert numbers["activations_without_recompute_bytes"] == numbers["activations_bytes"]
+        assert numbers["room_without_recompute_bytes"] == numbers["room_bytes"]
+
+
+@pytest.mark.parametrize("scenario", ["deepseek-v3", "llama3-405b", "llama3-405b-128k", "qwen3-235b-moe"])
+def test_activation_decision_of_the_published_scenarios(scenario):
+    """DeepSeek-V3's plan keeps every activation (recompute none) on 16 uneven stages: the first
+    stage holds the most activations (48.9 GB), the last the most state. The decision compared the
+    first's activations with the last's room and said recompute was required."""
+    plan = plan_json(load_scenario(scenario).workload)["plan"]
+    _activation_words_match_the_plan(plan, next(d for d in plan["decisions"] if d["id"] == "activation_memory"))
 
 
 def test_nothing_fits_names_the_smallest_gpu_count_everywhere():

@@ -50,3 +50,31 @@ def test_expert_group_across_replicas_spans_columns_but_not_the_last_unless_all(
     last = boxes[-1]
     assert some["x"] + some["width"] < last["x"]
     assert everyone["x"] + everyone["width"] > last["x"] + last["width"] / 2
+
+
+def _caption_ys(svg):
+    return [float(y) for y in re.findall(r'<text class="wb-caption" x="[0-9.]+" y="([0-9.]+)"', svg)]
+
+
+@pytest.mark.parametrize("pp", [1, 2, 4, 5, 16, 126])
+def test_replica_numbers_sit_below_the_stages_inside_the_box(texts, pp):
+    """The replica's number (#1, #2, ...) is a 16-unit caption whose glyphs stand about
+    12 units above its baseline: with the stage column full (five rows, the last elided)
+    it once touched the lowest stage's border."""
+    svg = render_mesh(2, pp, 64, texts)
+    lowest = max(r["y"] + r["height"] for r in _rects(svg, "wb-stage-box"))
+    box = _rects(svg, "wb-replica-box")[0]
+    for baseline in _caption_ys(svg):
+        assert baseline - 12.0 >= lowest + 4.0
+        assert baseline + 4.0 <= box["y"] + box["height"]
+
+
+@pytest.mark.parametrize("dp", [1, 2, 3, 64])
+def test_replica_outlines_stay_inside_the_frame(texts, dp):
+    """The outermost replicas' outlines (1.5-unit strokes) are drawn whole: the frame clipped
+    half of the first column's left side and the last column's right side."""
+    from lab_view.diagram import VIEW_H, VIEW_W
+
+    for box in _rects(render_mesh(2, 4, dp, texts), "wb-replica-box"):
+        assert box["x"] >= 0.75 and box["y"] >= 0.75
+        assert box["x"] + box["width"] <= VIEW_W - 0.75 and box["y"] + box["height"] <= VIEW_H - 0.75
