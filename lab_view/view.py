@@ -284,11 +284,16 @@ def _figure_notes(report, catalog):
     return {"mfu": catalog["lab"]["mfu_counted_once"].format(causal=causal)}
 
 
+# Key figures of a running step: a plan that does not fit has none (the meters and decisions
+# say "no running step"); the interruptions and the checkpoint interval are the workload's own.
+RUN_FIGURES = ("tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "optimal_checkpoint", "goodput")
+
+
 def _figures(plan, report, catalog):
     units = catalog["units"]
     fmt = lambda value, kind: format_quantity(value, kind, units) if value is not None else catalog["lab"]["not_applicable"]  # noqa: E731
     checkpoint = plan["checkpoint"]
-    return {
+    figures = {
         "tokens_per_s": fmt(report["throughput"]["tokens_per_s"], "tokens_per_s"),
         "mfu": fmt(report["throughput"]["mfu"], "percent"),
         "step": fmt(report["time"]["step_s"], "duration"),
@@ -299,6 +304,18 @@ def _figures(plan, report, catalog):
         "optimal_checkpoint": fmt(checkpoint["optimal_interval_s"], "duration"),
         "goodput": fmt(checkpoint["goodput"], "percent"),
     }
+    if not plan["fits"]:
+        figures.update(dict.fromkeys(RUN_FIGURES, catalog["lab"]["not_applicable"]))
+    return figures
+
+
+def _time_bar(plan, report, catalog):
+    """The step's parts as a bar, or, when nothing fits, why there is no step to break down
+    (the closest plan's memory bar above says what runs out)."""
+    texts = catalog["lab"]["bars"]
+    if not plan["fits"]:
+        return f'<p class="bar-summary">{escape(texts["no_step"])}</p>'
+    return time_bar(report["time"], texts, catalog["units"], plan["parallelism"]["recompute"])
 
 
 def _schedule(par, report, catalog, schedule="1f1b"):
@@ -573,9 +590,9 @@ def render_core(result, report, catalog, kinds):
         "meters": _meters(plan, report, catalog),
         "plan": {"fits": plan["fits"], "nofit": _no_fit(plan, catalog), "items": _plan_items(par, report, catalog, result["workload"])},
         "memory_bar": memory_bar(report["memory"], catalog["lab"]["bars"], catalog["units"]),
-        "time_bar": time_bar(report["time"], catalog["lab"]["bars"], catalog["units"], par["recompute"]),
+        "time_bar": _time_bar(plan, report, catalog),
         "figures": _figures(plan, report, catalog),
-        "figure_notes": _figure_notes(report, catalog),
+        "figure_notes": _figure_notes(report, catalog) if plan["fits"] else {"mfu": ""},
         "accuracy": accuracy_text(result["workload"], catalog),
     }
 

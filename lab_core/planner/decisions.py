@@ -245,6 +245,11 @@ def _interval_advice(ck, near):
     moving wins back CHECKPOINT_MATERIAL_GAIN (Daly, FGCS 2006, Eq 37, with the
     mode's pause; never below the background work, failures.optimal_interval)."""
     interval, optimum = ck["interval_s"], ck["optimal_interval_s"]
+    if ck["goodput_gain"] <= 0.0 and not near:
+        # Daly's closed form is his model's optimum; the lab's goodput also counts the background
+        # work and, with failures every few minutes, the reader's interval can beat it: "would win
+        # back only -0.1%" said otherwise.
+        return "keep_interval", "beats_estimate"
     if ck["goodput_gain"] < CHECKPOINT_MATERIAL_GAIN and not near:
         return "keep_interval", "gain_immaterial"
     if interval > optimum * CHECKPOINT_NEAR_OPTIMUM_FACTOR:

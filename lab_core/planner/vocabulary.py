@@ -35,7 +35,7 @@ DECISION_REASONS = {
     "activation_memory": ("fits_without_recompute", "recompute_required", "partial_recompute",
                           "activations_exceed_room", "state_exceeds_memory"),
     "checkpointing": ("no_failures", "too_long_loses_work", "too_short_wastes_writes", "waits_for_background",
-                      "near_optimum", "snapshot_beats_blocking", "gain_immaterial", "blocking_pauses_training",
+                      "near_optimum", "snapshot_beats_blocking", "gain_immaterial", "beats_estimate", "blocking_pauses_training",
                       "memory_recovery_faster", "replication_slower_than_storage", "nothing_fits"),
     "data_pipeline": ("loader_bound", "storage_bound", "headroom", "nothing_fits"),
     "interconnect": ("single_gpu", "fits_in_one_node", "fabric_bound", "nvlink_bound", "bubble_bound",

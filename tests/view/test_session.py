@@ -61,7 +61,9 @@ def check_view(view, catalog):
     assert set(view["plan"]["items"]) == set(PLAN_KEYS)
     assert set(view["figures"]) == set(FIGURE_KEYS)
     assert view["decisions"].count("<article") == 6
-    assert "<svg" in view["memory_bar"] and "<svg" in view["time_bar"] and "<svg" in view["schedule"]["svg"]
+    assert "<svg" in view["memory_bar"] and "<svg" in view["schedule"]["svg"]
+    # A plan that does not fit has no step to break down (test_nothing_fits_times_no_step).
+    assert ("<svg" in view["time_bar"]) == fits
     # The stage's name says when the plan splits sequences or experts, with the degree, and only then.
     par = view["plan"]["items"]
     for dim in ("cp", "ep"):
@@ -104,6 +106,22 @@ def test_nothing_fits_is_a_result_with_the_smallest_gpu_count(sessions, params, 
     assert view["meters"]["memory"]["level_text"] == "does not fit"
     assert {view["meters"][m]["level_text"] for m in ("comms", "data", "fault")} == {"no plan"}
     assert "fit on one device" not in view["stage"]["text"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nothing_fits_times_no_step(sessions, lang):
+    """The meters and the decisions say there is no running step; the plan panel once broke the
+    closest plan's 2.77-hour step into parts and quoted its throughput, MFU, 46,983 days to train
+    and goodput. The memory bar stays: it shows what runs out."""
+    catalog = sessions[lang].catalog
+    view = sessions[lang].evaluate(dict(default_inputs(), params=2e12, gpus=8))["view"]
+    assert not view["plan"]["fits"]
+    assert "<svg" not in view["time_bar"] and catalog["lab"]["bars"]["no_step"] in view["time_bar"]
+    assert "<svg" in view["memory_bar"]
+    na = catalog["lab"]["not_applicable"]
+    assert {key for key, value in view["figures"].items() if value == na} == {
+        "tokens_per_s", "mfu", "step", "time_to_train", "gpu_hours", "optimal_checkpoint", "goodput"}
+    assert view["figure_notes"]["mfu"] == ""
 
 
 def test_a_quick_answer_where_nothing_fits_says_the_smallest_gpu_count_is_being_searched(sessions):
