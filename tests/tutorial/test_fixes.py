@@ -122,3 +122,42 @@ def test_tensor_parallel_shows_the_2021_and_the_overlapped_stack():
     assert values["modern_tp"][0] < values["sp_tp"][0]
     for name in ("paper_share", "sp_share", "modern_share"):
         assert "{" + name + "}" in prose("tensor_parallel")
+
+
+# --- Long context: the ring section's numbers are the ring's, the over-full GPU is said ----------
+
+def test_long_context_ring_section_counts_the_ring_not_the_runs_all_gather():
+    """The ring section said "the transfer is shorter than the attention it overlaps" and then
+    "14.1 ms of transfers, of which 14.1 ms stays exposed": its layer totals came from the
+    scenario's all-gather (cp_all_gather), which hides nothing."""
+    values = chapter_data("long_context").values
+    assert values["overlap_verdict"][0].key == "hidden"
+    exposed, total = values["layer_cp_exposed"][0], values["layer_cp_total"][0]
+    assert 0.0 < exposed < 0.5 * total
+    assert "all-gather" in prose("long_context") and "全部暴露" in prose("long_context", "zh")
+
+
+def test_long_context_says_when_the_published_layout_does_not_fit_the_gpu():
+    """Llama 3's long-context layout holds more than the H100's 80 GB in the lab's count (the
+    scenario's notes say why); the chapter quoted the figure without a word about it."""
+    values = chapter_data("long_context").values
+    over = values["mem_busiest"][0] > values["device_memory"][0]
+    assert values["mem_verdict"][0].key == ("over" if over else "fits")
+
+
+@pytest.mark.parametrize("chapter_id, run", [("long_context", "llama3-405b-128k"), ("moe", "deepseek-v3")])
+def test_the_busiest_gpu_quoted_is_the_most_loaded_one(chapter_id, run):
+    """Both chapters quoted a middle stage as "the busiest GPU" while the first stage held more
+    (98.3 against 90.8 GB for Llama 3 at 128K, 58.6 against 57.9 GB for DeepSeek-V3)."""
+    from labsite.tutorial_values.scenario_runs import per_stage, published_run
+
+    most = max(mem.total for mem in per_stage(*published_run(run)).values())
+    assert chapter_data(chapter_id).values["mem_busiest"][0] == most
+
+
+def test_long_context_micro_batches_that_stay_the_same_are_not_said_to_move():
+    """"the micro-batches per pipeline went from 16 at 8,192 tokens to 16 at 131,072"."""
+    values = chapter_data("long_context").values
+    same = values["micro"][0] == values["short_micro"][0]
+    assert values["micro_verdict"][0].key == ("same" if same else "different")
+    assert "went from" not in prose("long_context")

@@ -90,6 +90,7 @@ def _kernel_values(workload, layout):
 def _run_values(workload, layout, w, r):
     published = {p["metric"]: p["value"] for p in load_scenario(LONG).published}
     stages = per_stage(workload, layout)
+    busiest = max(stages.values(), key=lambda mem: mem.total)
     short_workload, short_layout = published_run(SHORT)
     _, rs = evaluate(short_workload, **short_layout)
     short_published = {p["metric"]: p["value"] for p in load_scenario(SHORT).published}
@@ -106,8 +107,11 @@ def _run_values(workload, layout, w, r):
         "short_published_mfu": (short_published["mfu_percent"] / 100.0, "percent"),
         "published_tflops": (published["model_tflops_per_gpu"] * 1e12, "flops"),
         "lab_tflops": (r.model_flops_per_s_per_gpu, "flops"),
-        "mem_middle": (stages["middle"].total, "bytes"),
-        "act_middle": (stages["middle"].activations, "bytes"),
+        "mem_busiest": (busiest.total, "bytes"),
+        "busiest_stage": case(busiest.stage, "first", "middle", "last"),
+        "device_memory": (r.device_bytes, "bytes"),
+        "mem_verdict": branch(busiest.total <= r.device_bytes, "fits", "over"),
+        "act_busiest": (busiest.activations, "bytes"),
         "cp_total": (r.cp_comm_total_s, "duration"), "cp_exposed": (r.cp_comm_s, "duration"),
         "cp_share": (r.cp_comm_s / r.step_s, "percent"),
         "mfu_drop": (1.0 - r.mfu / rs.mfu, "percent"),
@@ -132,7 +136,9 @@ def _ring_values(workload, layout, w):
     send = point_to_point_time(block, link)
     # One block of causal attention on this rank: 4 b (s/cp)^2 h / t FLOPs, half of it masked.
     attention_block = 0.5 * 4.0 * (s / cp) ** 2 * h / t / (attention_rate(ctx.device, s / cp) * ctx.attention_factor)
-    mb = micro_batch(workload, layout)
+    # The layer's exchange as Megatron-Core's ring runs it (the section's subject), not as the
+    # run's all-gather, which exposes all of it (cp_all_gather: the "run" section's figures).
+    mb = micro_batch(dict(workload, cp_all_gather=False), layout)
     whole_kv = 2.0 * 2.0 * s * h * r / t
     return {
         "chunks": (2 * cp, "count"), "chunk_tokens": (s // (2 * cp), "count"),
