@@ -24,8 +24,8 @@ from ..stack import least_tp_overlap_waiting_share
 from ..step_time import (context_parallel_charge, expert_alltoall_times, layer_kinds, output_layer_times,
                          pipeline_send_seconds, pipeline_span)
 
-__all__ = ("SharedFloor", "StepBound", "fits", "grid_stages", "plan_memory", "stage_activation_bytes",
-           "stage_state_bytes")
+__all__ = ("SharedFloor", "StepBound", "fits", "grid_stages", "most_loaded", "plan_memory",
+           "stage_activation_bytes", "stage_state_bytes")
 
 def grid_stages(ctx, grid):
     """The kinds of stage of the grid's pipeline split (gpu_memory.stages)."""
@@ -49,6 +49,11 @@ def stage_activation_bytes(ctx, grid, recompute, micro_batch, interleave, sequen
 def fits(states, activations):
     """The most loaded GPU's bytes: the largest state + activations of any stage."""
     return max(map(add, states, activations))
+
+
+def most_loaded(states, activations):
+    """Index of the stage whose GPU fits() measures: the most state plus activations."""
+    return max(range(len(states)), key=lambda i: states[i] + activations[i])
 
 
 def plan_memory(ctx, grid, zero, recompute, micro_batch, interleave, sequence_parallel=None):

@@ -14,7 +14,7 @@ from ..errors import LabInputError
 from ..context import context_for
 from ..workload import Workload
 from .assumptions import MAX_GPUS_SEARCHED, MEMORY_SAFETY_MARGIN, TIE_TOLERANCE
-from .bounds import floor_memory, plan_memory, stage_activation_bytes, stage_state_bytes
+from .bounds import floor_memory, most_loaded, plan_memory, stage_activation_bytes, stage_state_bytes
 from .decisions import decisions, layout_dims
 from .diagram import diagram
 from .memory_table import release_retired
@@ -279,7 +279,7 @@ def _decision_context(w, wctx, cand, result, plan, usable):
     # first stage, 47.9 GB of room on the last) read "recompute brings them to 47.7 GB".
     states = stage_state_bytes(wctx, grid, par.zero)
     kept = stage_activation_bytes(wctx, grid, "none", par.micro_batch, par.interleave, par.sequence_parallel)
-    worst = max(range(len(states)), key=lambda i: states[i] + kept[i])
+    worst = most_loaded(states, kept)
     ctx.activations_without_recompute = kept[worst]
     ctx.room_without_recompute = usable - states[worst]
     # The same plan with each sequence whole on a GPU (the CP sentence's "without it";
@@ -289,7 +289,7 @@ def _decision_context(w, wctx, cand, result, plan, usable):
     if par.cp > 1:
         whole = stage_activation_bytes(wctx, grid._replace(cp=1), par.recompute, par.micro_batch, par.interleave,
                                        par.sequence_parallel)
-        ctx.activations_without_cp = whole[max(range(len(states)), key=lambda i: states[i] + whole[i])]
+        ctx.activations_without_cp = whole[most_loaded(states, whole)]
     ctx.goodput_tokens_per_s = cand.goodput_tokens_per_s
     # A plan that recomputes only some layers: its largest chunk, and its step with every layer recomputed.
     ctx.chunk_layers = chunk_layers(w, par)[1]

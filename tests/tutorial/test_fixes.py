@@ -9,6 +9,7 @@ from labsite.catalog import load_catalogs
 from labsite.examples import EXAMPLES
 from labsite.pages.tutorial import formatted, load_chapters
 from labsite.tutorial_values import chapter_data
+from labsite.tutorial_values.scenario_runs import per_stage, published_run
 from labtest import language_dir
 
 CHAPTERS = {chapter["id"]: chapter for chapter in load_chapters()}
@@ -149,8 +150,6 @@ def test_long_context_says_when_the_published_layout_does_not_fit_the_gpu():
 def test_the_busiest_gpu_quoted_is_the_most_loaded_one(chapter_id, run):
     """Both chapters quoted a middle stage as "the busiest GPU" while the first stage held more
     (98.3 against 90.8 GB for Llama 3 at 128K, 58.6 against 57.9 GB for DeepSeek-V3)."""
-    from labsite.tutorial_values.scenario_runs import per_stage, published_run
-
     most = max(mem.total for mem in per_stage(*published_run(run)).values())
     assert chapter_data(chapter_id).values["mem_busiest"][0] == most
 

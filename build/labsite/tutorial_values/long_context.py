@@ -15,7 +15,7 @@ from lab_view.view import MFU_COUNTS_DIFFER
 
 from ..scenarios import load_scenario
 from .common import Chapter, case, chapter, evaluate, exercise
-from .scenario_runs import branch, micro_batch, per_stage, published_run, run_name
+from .scenario_runs import branch, micro_batch, most_loaded_stage, published_run, run_name
 
 LONG, SHORT = "llama3-405b-128k", "llama3-405b"
 #: The context-parallel figure: a ring small enough to draw.
@@ -89,8 +89,7 @@ def _kernel_values(workload, layout):
 
 def _run_values(workload, layout, w, r):
     published = {p["metric"]: p["value"] for p in load_scenario(LONG).published}
-    stages = per_stage(workload, layout)
-    busiest = max(stages.values(), key=lambda mem: mem.total)
+    busiest = most_loaded_stage(workload, layout)
     short_workload, short_layout = published_run(SHORT)
     _, rs = evaluate(short_workload, **short_layout)
     short_published = {p["metric"]: p["value"] for p in load_scenario(SHORT).published}

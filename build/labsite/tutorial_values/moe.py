@@ -12,7 +12,7 @@ from lab_core.shape import mtp_projection_params
 from ..figures.moe_alltoall import link_shares
 from ..scenarios import load_scenario
 from .common import Chapter, case, chapter, evaluate, exercise
-from .scenario_runs import branch, micro_batch, per_stage, published_run, state_values
+from .scenario_runs import branch, micro_batch, most_loaded_stage, published_run, state_values
 
 DEEPSEEK, QWEN = "deepseek-v3", "qwen3-235b-moe"
 #: How much busier than average the busiest expert is in the balance example (a teaching input).
@@ -46,11 +46,10 @@ def _idea_values(w, r):
 
 
 def _memory_values(w, r, layout):
-    stages = per_stage(*published_run(DEEPSEEK))
     e = w.shape.experts
-    # The most loaded GPU's stage: the first (the embedding, the most micro-batches in flight)
-    # outweighs the middle ones here, which the sentence once quoted as "the busiest".
-    busiest = max(stages.values(), key=lambda mem: mem.total)
+    # The most loaded GPU: the first stage's (the embedding, the most micro-batches in flight),
+    # not a middle one's, which the sentence once quoted as "the busiest".
+    busiest = most_loaded_stage(*published_run(DEEPSEEK))
     _, no_ep = evaluate(published_run(DEEPSEEK)[0], **dict(layout, ep=1))
     return {
         "no_ep_mem": (no_ep.memory_bytes, "bytes"), "device": (w.gpu_memory_bytes, "bytes"),

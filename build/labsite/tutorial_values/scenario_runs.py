@@ -36,6 +36,11 @@ def per_stage(workload, layout):
     return {mem.stage: mem for mem, _ in stage_memories(context_for(w), par, check_layout(w, par))}
 
 
+def most_loaded_stage(workload, layout):
+    """The MemoryBreakdown of the plan's most loaded GPU (evaluate()'s memory), whichever stage it is on."""
+    return max(per_stage(workload, layout).values(), key=lambda mem: mem.total)
+
+
 def micro_batch(workload, layout):
     """step_time.MicroBatchTimes of one micro-batch on the bottleneck stage."""
     w = lab_core.Workload(**workload)
